@@ -1,0 +1,85 @@
+# usched: `make` builds libusched.a and libusched.so; `make test` runs the
+# test suite at several optimisation levels; `make install PREFIX=...`.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PREFIX  ?= /usr/local
+# Output directory; `make test` builds each configuration in its own.
+O       ?= .
+
+ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -pthread $(CFLAGS)
+LDLIBS     = -pthread -lm
+
+LIB_SRCS  := usched.c $(wildcard rr.c ll.c sched/*.c)
+LIB_HDRS  := usched.h $(wildcard rr.h ll.h sched/*.h)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
+TEST_SRCS := $(wildcard tests/t_*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
+TEST_LIB  := $(O)/obj/tests/tap.o $(O)/obj/tests/tsched.o
+EXAMPLES  := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
+
+# Configurations `make test` runs: name and compiler flags.
+HARDEN      = -fstack-protector-strong
+TEST_CONFIGS ?= O0 O2
+CFLAGS_O0  = -O0 -g $(HARDEN)
+CFLAGS_O1  = -O1 -g $(HARDEN) -D_FORTIFY_SOURCE=2
+CFLAGS_O2  = -O2 -g $(HARDEN) -D_FORTIFY_SOURCE=2
+CFLAGS_O3  = -O3 -g $(HARDEN) -D_FORTIFY_SOURCE=2
+CFLAGS_Os  = -Os -g $(HARDEN) -D_FORTIFY_SOURCE=2
+
+.PHONY: all check-build test install clean
+all: $(O)/libusched.a $(O)/libusched.so
+
+$(O)/obj/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(O)/libusched.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(O)/libusched.so: $(LIB_OBJS)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libusched.so $^ -o $@ $(LDLIBS)
+
+$(O)/tests/%: $(O)/obj/tests/%.o $(TEST_LIB) $(O)/libusched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(O)/examples/%: $(O)/obj/examples/%.o $(O)/libusched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+# The headers compile as C++ (if there is a C++ compiler).
+$(O)/tests/cxx-header.ok: $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	@if command -v $(CXX) >/dev/null 2>&1; then \
+		for h in $(LIB_HDRS); do echo "#include \"$$h\""; done | \
+		$(CXX) -x c++ -std=c++17 -Wall -Wextra -Werror -I. \
+			-fsyntax-only - && touch $@; \
+	else touch $@; fi
+
+check-build: all $(TEST_BINS) $(EXAMPLES) $(O)/tests/cxx-header.ok
+
+test:
+	@set -e; for c in $(TEST_CONFIGS); do \
+		$(MAKE) --no-print-directory O=build/$$c \
+			CFLAGS="$$($(MAKE) -s --no-print-directory print-cflags-$$c) -Werror" \
+			check-build >/dev/null; \
+	done
+	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*)
+
+print-cflags-%:
+	@echo '$(CFLAGS_$*)'
+
+usched.pc: usched.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
+
+install: all usched.pc
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(LIB_HDRS) $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(O)/libusched.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(O)/libusched.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+clean:
+	rm -rf build obj tests/*.o libusched.a libusched.so usched.pc

@@ -1,0 +1,202 @@
+/*
+ * The same-fringe problem: do two trees have the same leaves in the same
+ * order, whatever their shapes? Each tree is walked by a generator, a
+ * usched thread that hands over one leaf at a time and keeps its place in
+ * the recursion while blocked; a third thread compares. Once the answer is
+ * known, unfinished generators are stopped with ustack_abort().
+ *
+ * usage: fringe TREE TREE     where TREE is a number or ( TREE... )
+ * prints "same" (exit 0) or "different" (exit 1); bad input exits 2.
+ */
+#include "../usched.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct node {
+	struct node *n_kids;	/* first child */
+	struct node *n_next;	/* next sibling */
+	long         n_leaf;
+	int          n_is_leaf;
+};
+
+struct gen {
+	struct ustack g_u;
+	struct node  *g_tree;
+	long          g_leaf;
+	int           g_end;	/* no more leaves */
+	int           g_stop;	/* asked to stop early */
+};
+
+static struct ustack *next_thread;
+static struct ustack  comparator;
+static struct gen     gens[2];
+static int            same;
+
+static struct ustack *fringe_next(struct usched *s)
+{
+	struct ustack *u = next_thread;
+
+	(void)s;
+	next_thread = NULL;
+	return u;
+}
+
+static void *fringe_alloc(struct usched *s, int size)
+{
+	(void)s;
+	return malloc(size);
+}
+
+static void fringe_free(struct usched *s, void *buf, int size)
+{
+	(void)s;
+	(void)size;
+	free(buf);
+}
+
+/* Runs `to` and blocks until someone transfers back. */
+static void transfer(struct ustack *to)
+{
+	int rc;
+
+	next_thread = to;
+	rc = ustack_block();
+	if (rc != 0) {
+		fprintf(stderr, "fringe: cannot block (error %d): tree too deep?\n",
+			rc);
+		exit(3);
+	}
+}
+
+static void walk(struct gen *g, struct node *n)
+{
+	if (n->n_is_leaf) {
+		g->g_leaf = n->n_leaf;
+		transfer(&comparator);
+		if (g->g_stop) {
+			next_thread = &comparator;
+			ustack_abort();
+		}
+		return;
+	}
+	for (struct node *k = n->n_kids; k != NULL; k = k->n_next)
+		walk(g, k);
+}
+
+static void generate(void *arg)
+{
+	struct gen *g = arg;
+
+	walk(g, g->g_tree);
+	g->g_end = 1;
+	next_thread = &comparator;
+}
+
+static void compare(void *arg)
+{
+	(void)arg;
+	do {
+		transfer(&gens[0].g_u);
+		transfer(&gens[1].g_u);
+		same = gens[0].g_end == gens[1].g_end &&
+		       (gens[0].g_end || gens[0].g_leaf == gens[1].g_leaf);
+	} while (same && !gens[0].g_end);
+	for (int i = 0; i < 2; i++) {
+		if (!gens[i].g_end) {
+			gens[i].g_stop = 1;
+			transfer(&gens[i].g_u);
+		}
+	}
+}
+
+static struct node *parse(const char **s);
+
+static struct node *new_node(void)
+{
+	struct node *n = calloc(1, sizeof *n);
+
+	if (n == NULL) {
+		perror("fringe");
+		exit(3);
+	}
+	return n;
+}
+
+static void bad_tree(const char *why, const char *at)
+{
+	fprintf(stderr, "fringe: bad tree: %s at \"%.20s\"\n"
+		"usage: fringe TREE TREE   (TREE is a number or ( TREE... ))\n",
+		why, at);
+	exit(2);
+}
+
+static struct node *parse_list(const char **s)
+{
+	struct node *n = new_node(), **tail = &n->n_kids;
+
+	++*s;
+	for (;;) {
+		while (isspace((unsigned char)**s))
+			++*s;
+		if (**s == ')')
+			break;
+		if (**s == 0)
+			bad_tree("missing )", *s);
+		*tail = parse(s);
+		tail = &(*tail)->n_next;
+	}
+	++*s;
+	return n;
+}
+
+static struct node *parse(const char **s)
+{
+	struct node *n;
+	char *end;
+
+	while (isspace((unsigned char)**s))
+		++*s;
+	if (**s == '(')
+		return parse_list(s);
+	n = new_node();
+	n->n_leaf = strtol(*s, &end, 10);
+	if (end == *s)
+		bad_tree("expected a number or (", *s);
+	*s = end;
+	n->n_is_leaf = 1;
+	return n;
+}
+
+static struct node *parse_tree(const char *s)
+{
+	struct node *n = parse(&s);
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s != 0)
+		bad_tree("trailing text", s);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	struct usched s = { .s_next = fringe_next, .s_alloc = fringe_alloc,
+			    .s_free = fringe_free };
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: fringe TREE TREE   "
+			"(TREE is a number or ( TREE... ))\n");
+		return 2;
+	}
+	for (int i = 0; i < 2; i++) {
+		gens[i].g_tree = parse_tree(argv[i + 1]);
+		ustack_init(&gens[i].g_u, &s, generate, &gens[i], NULL, 0);
+	}
+	ustack_init(&comparator, &s, compare, NULL, NULL, 0);
+	next_thread = &comparator;
+	usched_run(&s);
+	puts(same ? "same" : "different");
+	return same ? 0 : 1;
+}

@@ -1,0 +1,45 @@
+/* Two usched threads taking turns; the shortest complete usched program. */
+#include "../usched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static struct ustack threads[2];
+static struct ustack *turn = &threads[0];	/* who runs next */
+
+static struct ustack *next(struct usched *s)
+{
+	struct ustack *u = turn;
+
+	(void)s;
+	turn = NULL;
+	return u;
+}
+
+static void *alloc(struct usched *s, int size) { (void)s; return malloc(size); }
+static void release(struct usched *s, void *buf, int size) { (void)s; (void)size; free(buf); }
+
+static void player(void *arg)
+{
+	const char *name = arg;
+	struct ustack *other = &threads[ustack_self() == &threads[0]];
+
+	for (int i = 0; i < 3; i++) {
+		printf("%s %d\n", name, i);
+		turn = other;		/* hand over to the other thread */
+		if (ustack_block() != 0)
+			abort();	/* out of memory for the stack copy */
+	}
+	/* ping ends first and hands over; pong ends the run. */
+	turn = other == &threads[0] ? NULL : other;
+}
+
+int main(void)
+{
+	struct usched s = { .s_next = next, .s_alloc = alloc, .s_free = release };
+
+	ustack_init(&threads[0], &s, player, "ping", NULL, 0);
+	ustack_init(&threads[1], &s, player, "pong", NULL, 0);
+	usched_run(&s);		/* returns when next() returns NULL */
+	return 0;
+}

@@ -1,0 +1,141 @@
+/* Threads that never block, block once, many times, return and abort. */
+#include "tap.h"
+#include "tsched.h"
+
+#include <string.h>
+
+static int ran;
+
+static void no_block(void *arg)
+{
+	(void)arg;
+	ran++;
+}
+
+static void block_n(void *arg)
+{
+	long n = (long)arg;
+	volatile long mark = 0x5eed0000 + n;
+
+	for (long i = 0; i < n; i++) {
+		if (tsched_yield() != 0 || mark != 0x5eed0000 + n) {
+			ran = -1000000;
+			return;
+		}
+	}
+	ran++;
+}
+
+static void test_no_block(void)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	ran = 0;
+	tsched_spawn(&ts, no_block, NULL);
+	tsched_spawn(&ts, no_block, NULL);
+	tsched_run(&ts);
+	ok(ran == 2, "two threads that never block ran once each");
+	ok(ts.ts_allocs == 0, "a thread that never blocks allocates no buffer");
+	ok(ts.ts_done == 2, "both finished");
+}
+
+/* Blocks without anyone to wake it: must be re-queued by the test. */
+static struct tthread *sleeper;
+
+static void block_once(void *arg)
+{
+	int *state = arg;
+
+	*state = 1;
+	*state = ustack_block() == 0 ? 2 : -1;
+}
+
+static void wake_sleeper(void *arg)
+{
+	int *state = arg;
+
+	ok(*state == 1, "first thread is blocked while the second runs");
+	tsched_wake(sleeper);
+	sleeper->t_waiting = 0;
+}
+
+static void test_block_once(void)
+{
+	struct tsched ts;
+	int state = 0;
+
+	tsched_init(&ts);
+	sleeper = tsched_spawn(&ts, block_once, &state);
+	sleeper->t_waiting = 1;	/* ustack_block directly: mark as waiting */
+	tsched_spawn(&ts, wake_sleeper, &state);
+	tsched_run(&ts);
+	ok(state == 2, "a thread blocked once and resumed, ustack_block gave 0");
+	ok(ts.ts_bytes == 0, "its buffer was freed when it finished");
+}
+
+static void test_block_many(void)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	ran = 0;
+	tsched_spawn(&ts, block_n, (void *)100000L);
+	tsched_spawn(&ts, block_n, (void *)1000L);
+	tsched_run(&ts);
+	ok(ran == 2, "threads blocking 100000 and 1000 times finish intact");
+	ok(ts.ts_bytes == 0 && ts.ts_done == 2, "buffers freed, both done");
+}
+
+/* ustack_abort from deep inside: no frame above it runs again. */
+static int after_abort;
+
+static void dive(int depth)
+{
+	volatile char pad[64];
+
+	memset((char *)pad, depth, sizeof pad);
+	if (depth > 0) {
+		dive(depth - 1);
+		after_abort = 1;
+	} else if (tsched_yield() == 0) {
+		ustack_abort();
+	}
+}
+
+static void aborter(void *arg)
+{
+	(void)arg;
+	dive(50);
+	after_abort = 1;
+}
+
+static void test_abort(void)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	ran = 0;
+	after_abort = 0;
+	tsched_spawn(&ts, aborter, NULL);
+	tsched_spawn(&ts, block_n, (void *)10L);
+	tsched_run(&ts);
+	ok(after_abort == 0, "ustack_abort from 50 frames deep never returns");
+	ok(ran == 1 && ts.ts_done == 2, "the other thread still finished");
+	ok(ts.ts_bytes == 0, "the aborted thread's buffer was freed");
+}
+
+static void test_self(void)
+{
+	ok(ustack_self() == NULL, "ustack_self() is NULL outside threads");
+}
+
+int main(void)
+{
+	test_self();
+	test_no_block();
+	test_block_once();
+	test_block_many();
+	test_abort();
+	return tap_done();
+}

@@ -1,0 +1,140 @@
+/* Allocation failure and the stack limit: reported, nothing lost. */
+#include "tap.h"
+#include "tsched.h"
+
+#include <errno.h>
+
+static struct tsched ts;
+
+/* Volatile stores and loads, so that no compiler shrinks the array. */
+static void fill(volatile char *p, size_t n, char v)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = v;
+}
+
+static int intact(volatile char *p, size_t n, char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
+/* noinline: inlined recursion would put several pads in one frame. */
+static __attribute__((noinline)) int deep_block(int depth)
+{
+	volatile char pad[1024];
+	int rc;
+
+	fill(pad, sizeof pad, depth);
+	rc = depth > 0 ? deep_block(depth - 1) : tsched_yield();
+	return intact(pad, sizeof pad, depth) ? rc : -1000;
+}
+
+static void nomem(void *arg)
+{
+	volatile int canary = 1234;
+	int *rc = arg;
+
+	ts.ts_fail_in = 1;			/* the first allocation fails */
+	rc[0] = deep_block(0);
+	rc[1] = canary == 1234 ? deep_block(0) : -1000;
+	ts.ts_fail_in = 1;			/* growing the buffer fails */
+	rc[2] = deep_block(8);
+	rc[3] = deep_block(0);			/* the old buffer is still there */
+	rc[4] = ts.ts_allocs;
+}
+
+static void test_nomem(void)
+{
+	int rc[5] = { 1, 1, 1, 1, 0 };
+
+	tsched_init(&ts);
+	tsched_spawn(&ts, nomem, rc);
+	tsched_run(&ts);
+	ok(rc[0] == -ENOMEM, "s_alloc failing: ustack_block returns -ENOMEM");
+	ok(rc[1] == 0, "the thread went on and blocked fine afterwards");
+	ok(rc[2] == -ENOMEM, "failing to grow the buffer: -ENOMEM");
+	ok(rc[3] == 0 && rc[4] == 1, "the old buffer was kept and reused");
+	ok(ts.ts_bytes == 0, "nothing leaked");
+}
+
+static void too_big(void *arg)
+{
+	int *rc = arg;
+
+	rc[0] = deep_block(8);		/* about 9 KiB > 4 KiB */
+	rc[1] = deep_block(0);
+}
+
+static void test_limit(void)
+{
+	int rc[2] = { 1, 1 };
+
+	tsched_init(&ts);
+	ts.ts_s.s_stack_max = 4096;
+	tsched_spawn(&ts, too_big, rc);
+	tsched_run(&ts);
+	ok(rc[0] == -E2BIG, "stack over s_stack_max: -E2BIG");
+	ok(rc[1] == 0, "a small stack still blocks fine (%d)", rc[1]);
+	ok(ts.ts_bytes == 0, "nothing leaked");
+}
+
+static __attribute__((noinline)) int block_big(void)
+{
+	volatile char big[USCHED_STACK_MAX_DEFAULT + 1];
+	int rc;
+
+	fill(big, sizeof big, 1);
+	rc = tsched_yield();
+	return intact(big, sizeof big, 1) ? rc : -1000;
+}
+
+static void over_default(void *arg)
+{
+	int *rc = arg;
+
+	rc[0] = block_big();
+	rc[1] = deep_block(0);
+}
+
+static void test_default_limit(void)
+{
+	int rc[2] = { 1, 1 };
+
+	tsched_init(&ts);
+	tsched_spawn(&ts, over_default, rc);
+	tsched_run(&ts);
+	ok(rc[0] == -E2BIG, "over the default limit (%d bytes): -E2BIG",
+	   USCHED_STACK_MAX_DEFAULT);
+	ok(rc[1] == 0, "and the thread goes on");
+}
+
+static void waiter(void *arg)
+{
+	int *rc = arg;
+
+	ts.ts_fail_in = 1;
+	*rc = tsched_wait();
+}
+
+static void test_wait_fails(void)
+{
+	int rc = 1;
+
+	tsched_init(&ts);
+	tsched_spawn(&ts, waiter, &rc);
+	tsched_run(&ts);
+	ok(rc == -ENOMEM && ts.ts_done == 1,
+	   "a failed wait returns the error and the thread finishes");
+}
+
+int main(void)
+{
+	test_nomem();
+	test_limit();
+	test_default_limit();
+	test_wait_fails();
+	return tap_done();
+}

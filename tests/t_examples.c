@@ -1,0 +1,115 @@
+/* The examples, run as programs: hello, and fringe on pairs of trees. */
+#include "tap.h"
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char fringe[PATH_MAX];
+static char hello[PATH_MAX];
+
+/* Runs fringe on two trees; returns its exit status, -1 if it crashed. */
+static int run(const char *a, const char *b)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		if (b != NULL)
+			execl(fringe, "fringe", a, b, (char *)NULL);
+		else
+			execl(fringe, "fringe", a, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void expect(const char *a, const char *b, int code)
+{
+	int got = run(a, b);
+
+	ok(got == code, "fringe '%.40s' '%.40s' exits %d (got %d)", a,
+	   b ? b : "", code, got);
+}
+
+/* "(((1 2) 3) ... n)" and "(1 (2 (3 ... n)))": same leaves, other shapes. */
+static char *comb(int n, int left)
+{
+	char *s = malloc(n * 16 + 16), *p = s;
+
+	if (left) {
+		memset(p, '(', n);
+		p += n;
+		p += sprintf(p, "1");
+		for (int i = 2; i <= n; i++)
+			p += sprintf(p, " %d)", i);
+		sprintf(p, ")");
+	} else {
+		for (int i = 1; i < n; i++)
+			p += sprintf(p, "(%d ", i);
+		p += sprintf(p, "%d", n);
+		for (int i = 1; i < n; i++)
+			*p++ = ')';
+		*p = 0;
+	}
+	return s;
+}
+
+static void test_hello(void)
+{
+	char out[256] = "";
+	FILE *p = popen(hello, "r");
+	size_t n = p != NULL ? fread(out, 1, sizeof out - 1, p) : 0;
+
+	out[n] = 0;
+	ok(p != NULL && pclose(p) == 0 &&
+	   strcmp(out, "ping 0\npong 0\nping 1\npong 1\nping 2\npong 2\n") == 0,
+	   "hello: two threads take turns");
+}
+
+int main(int argc, char **argv)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	char *left, *right, *dir;
+
+	(void)argc;
+	(void)argv;
+	require(n > 0);
+	exe[n] = 0;
+	dir = dirname(exe);
+	snprintf(fringe, sizeof fringe, "%s/../examples/fringe", dir);
+	snprintf(hello, sizeof hello, "%s/../examples/hello", dir);
+	require(access(fringe, X_OK) == 0);
+	test_hello();
+
+	expect("(1 2 3)", "(1 (2 3))", 0);
+	expect("((1 2) 3)", "(1 2 4)", 1);
+	expect("(1 2)", "(1 2 3)", 1);
+	expect("(1 2 3)", "(1 2)", 1);
+	expect("(9 2 3)", "(1 2 3)", 1);
+	expect("()", "(() (()))", 0);
+	expect("7", "(((7)))", 0);
+	expect("(1 (2 (3 (4 (5)))))", "(((((1) 2) 3) 4) 5)", 0);
+	left = comb(500, 1);
+	right = comb(500, 0);
+	expect(left, right, 0);
+	right[strlen(right) - 501] = '9';	/* the last leaf 500 -> 509 */
+	expect(left, right, 1);
+	free(left);
+	free(right);
+	expect("(1 2", "(1 2)", 2);
+	expect("(a)", "(1)", 2);
+	expect("(1) x", "(1)", 2);
+	expect("(1)", NULL, 2);
+	return tap_done();
+}

@@ -1,0 +1,182 @@
+/* Misuse is caught with a clear message, not memory corruption. */
+#include "tap.h"
+#include "tsched.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+static void block_outside(void *arg)
+{
+	(void)arg;
+	ustack_block();
+}
+
+static void abort_outside(void *arg)
+{
+	(void)arg;
+	ustack_abort();
+}
+
+static void run_nested(void *arg)
+{
+	struct tsched inner;
+
+	(void)arg;
+	tsched_init(&inner);
+	tsched_run(&inner);
+}
+
+static void spawn_and_run(void (*f)(void *))
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	tsched_spawn(&ts, f, NULL);
+	tsched_run(&ts);
+}
+
+static void run_from_thread(void *arg)
+{
+	(void)arg;
+	spawn_and_run(run_nested);
+}
+
+/* s_next hands back a thread after it finished. */
+static struct ustack *zombie;
+static int zombie_calls;
+
+static struct ustack *zombie_next(struct usched *s)
+{
+	(void)s;
+	return zombie_calls++ < 2 ? zombie : NULL;
+}
+
+static void *plain_alloc(struct usched *s, int size)
+{
+	(void)s;
+	return malloc(size);
+}
+
+static void plain_free(struct usched *s, void *buf, int size)
+{
+	(void)s;
+	(void)size;
+	free(buf);
+}
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * Runs a dispatcher whose s_next returns u twice. If init, u is set up
+ * first, for owner or (if NULL) for this dispatcher.
+ */
+static void run_returning(struct ustack *u, int init, struct usched *owner)
+{
+	struct usched s = { .s_next = zombie_next, .s_alloc = plain_alloc,
+			    .s_free = plain_free };
+
+	if (init)
+		ustack_init(u, owner != NULL ? owner : &s, nothing, NULL,
+			    NULL, 0);
+	zombie = u;
+	usched_run(&s);
+}
+
+static void resume_finished(void *arg)
+{
+	static struct ustack u;
+
+	(void)arg;
+	run_returning(&u, 1, NULL);	/* runs, then is returned again */
+}
+
+static void resume_uninitialised(void *arg)
+{
+	static struct ustack u;
+
+	(void)arg;
+	run_returning(&u, 0, NULL);
+}
+
+static void resume_foreign(void *arg)
+{
+	static struct usched other;
+	static struct ustack u;
+
+	(void)arg;
+	run_returning(&u, 1, &other);
+}
+
+static void run_without_callbacks(void *arg)
+{
+	struct usched s = { .s_next = zombie_next };
+
+	(void)arg;
+	usched_run(&s);
+}
+
+/* One dispatcher, two native threads. */
+static volatile int inside;
+
+static struct ustack *stuck_next(struct usched *s)
+{
+	(void)s;
+	inside = 1;
+	while (inside)
+		pause();
+	return NULL;
+}
+
+static void *runner(void *arg)
+{
+	usched_run(arg);
+	return NULL;
+}
+
+static void run_twice(void *arg)
+{
+	static struct usched s = { .s_next = stuck_next,
+				   .s_alloc = plain_alloc,
+				   .s_free = plain_free };
+	pthread_t t;
+
+	(void)arg;
+	pthread_create(&t, NULL, runner, &s);
+	while (!inside)
+		usleep(1000);
+	usched_run(&s);
+}
+
+static const struct {
+	void      (*m_f)(void *);
+	const char *m_expect;
+	const char *m_name;
+} misuses[] = {
+	{ block_outside, "ustack_block() called outside",
+	  "blocking outside a thread" },
+	{ abort_outside, "ustack_abort() called outside",
+	  "aborting outside a thread" },
+	{ run_from_thread, "usched_run() called from a thread",
+	  "re-entering usched_run from a thread" },
+	{ resume_finished, "which has finished",
+	  "s_next returning a finished thread" },
+	{ resume_uninitialised, "not set up by ustack_init",
+	  "s_next returning an uninitialised thread" },
+	{ resume_foreign, "of another dispatcher",
+	  "s_next returning another dispatcher's thread" },
+	{ run_without_callbacks, "must be set",
+	  "usched_run without s_alloc and s_free" },
+	{ run_twice, "already running on another native thread",
+	  "one dispatcher on two native threads" },
+};
+
+int main(void)
+{
+	for (size_t i = 0; i < sizeof misuses / sizeof misuses[0]; i++)
+		dies_with(misuses[i].m_f, NULL, misuses[i].m_expect,
+			  misuses[i].m_name);
+	return tap_done();
+}

@@ -1,0 +1,186 @@
+/*
+ * Stack contents survive blocking: patterned locals at depths 1 to 1000,
+ * 64 KiB of locals, threads with D extra bytes, 1000 threads in random
+ * order.
+ */
+#include "tap.h"
+#include "tsched.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static long bad;	/* locals found corrupted after a resume */
+static long resumes;
+
+static uint64_t pattern(uintptr_t id, int depth, int i)
+{
+	uint64_t x = id * 0x9e3779b97f4a7c15ULL + depth * 1000003ULL + i;
+
+	return x ^ (x >> 29);
+}
+
+static void fill(volatile uint64_t *pat, int n, uintptr_t id, int depth)
+{
+	for (int i = 0; i < n; i++)
+		pat[i] = pattern(id, depth, i);
+}
+
+static void check(volatile uint64_t *pat, int n, uintptr_t id, int depth)
+{
+	for (int i = 0; i < n; i++)
+		bad += pat[i] != pattern(id, depth, i);
+}
+
+static void yield_checked(void)
+{
+	if (tsched_yield() != 0)
+		bad++;
+	resumes++;
+}
+
+/* Each frame blocks on the way down and on the way up, checking its locals. */
+static void descend(uintptr_t id, int depth, int max)
+{
+	volatile uint64_t pat[6];
+
+	fill(pat, 6, id, depth);
+	yield_checked();
+	check(pat, 6, id, depth);
+	if (depth < max)
+		descend(id, depth + 1, max);
+	yield_checked();
+	check(pat, 6, id, depth);
+}
+
+static void descender(void *arg)
+{
+	descend((uintptr_t)tsched_self(), 1, (int)(intptr_t)arg);
+}
+
+static void test_depths(void)
+{
+	static const int depths[] = { 1, 2, 10, 100, 500, 1000 };
+	struct tsched ts;
+
+	tsched_init(&ts);
+	bad = resumes = 0;
+	for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++)
+		tsched_spawn(&ts, descender, (void *)(intptr_t)depths[i]);
+	tsched_run(&ts);
+	ok(bad == 0 && resumes == 2 * (1 + 2 + 10 + 100 + 500 + 1000),
+	   "depths 1..1000: %ld resumes, %ld corrupted locals", resumes, bad);
+	ok(ts.ts_bytes == 0, "all stack buffers freed");
+}
+
+static int big_max;
+
+static void big_locals(void *arg)
+{
+	volatile uint64_t big[65536 / 8];
+	uintptr_t id = (uintptr_t)arg;
+
+	fill(big, 65536 / 8, id, 0);
+	for (int i = 0; i < 3; i++) {
+		yield_checked();
+		check(big, 65536 / 8, id, 0);
+	}
+	big_max = tsched_self()->t_u.u_max;
+}
+
+static void test_big(void)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	bad = resumes = 0;
+	tsched_spawn(&ts, big_locals, (void *)1);
+	tsched_spawn(&ts, big_locals, (void *)2);
+	tsched_spawn(&ts, descender, (void *)50);
+	tsched_run(&ts);
+	ok(bad == 0, "64 KiB of locals intact across blocks");
+	ok(big_max >= 65536 && big_max < 65536 + 4096,
+	   "u_max reports the saved stack: %d bytes", big_max);
+}
+
+static void extra_bytes(void *arg)
+{
+	size_t d = (size_t)arg;
+	volatile uint64_t pad[d / 8 + 1];
+	uintptr_t id = (uintptr_t)tsched_self();
+	struct ustack *u = &tsched_self()->t_u;
+
+	fill(pad, d / 8 + 1, id, 7);
+	yield_checked();
+	check(pad, d / 8 + 1, id, 7);
+	bad += u->u_used < (int)d || u->u_used > (int)d + 1024;
+	yield_checked();
+	check(pad, d / 8 + 1, id, 7);
+}
+
+static void test_extra(void)
+{
+	static const size_t extra[] = { 0, 1, 8, 100, 1000, 10000, 100000 };
+	struct tsched ts;
+
+	tsched_init(&ts);
+	bad = resumes = 0;
+	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+		tsched_spawn(&ts, extra_bytes, (void *)extra[i]);
+	tsched_run(&ts);
+	ok(bad == 0, "threads with D = 0 .. 100000 extra bytes intact, "
+	   "u_used within 1 KiB of D");
+}
+
+/* Random depth, random number of blocks, random interleaving. */
+static unsigned long rnd(unsigned long *s)
+{
+	*s = *s * 6364136223846793005UL + 1442695040888963407UL;
+	return *s >> 33;
+}
+
+static void wander(uintptr_t id, unsigned long *seed, int depth)
+{
+	volatile uint64_t pat[4];
+	int blocks = rnd(seed) % 4;
+
+	fill(pat, 4, id, depth);
+	for (int i = 0; i < blocks; i++) {
+		yield_checked();
+		check(pat, 4, id, depth);
+	}
+	if (rnd(seed) % 8 != 0 && depth < 40)
+		wander(id, seed, depth + 1);
+	check(pat, 4, id, depth);
+}
+
+static void wanderer(void *arg)
+{
+	unsigned long seed = (uintptr_t)arg;
+
+	wander((uintptr_t)arg, &seed, 0);
+}
+
+static void test_random(void)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	ts.ts_seed = 42;
+	bad = resumes = 0;
+	for (uintptr_t i = 1; i <= 1000; i++)
+		tsched_spawn(&ts, wanderer, (void *)i);
+	tsched_run(&ts);
+	ok(bad == 0 && ts.ts_done == 1000,
+	   "1000 threads in random order: %ld resumes, %ld bad, %ld done",
+	   resumes, bad, ts.ts_done);
+	ok(ts.ts_bytes == 0, "all buffers freed");
+}
+
+int main(void)
+{
+	test_depths();
+	test_big();
+	test_extra();
+	test_random();
+	return tap_done();
+}

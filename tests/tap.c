@@ -1,0 +1,79 @@
+#include "tap.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int tap_count;
+static int tap_failed;
+
+int ok(int cond, const char *fmt, ...)
+{
+	va_list args;
+
+	tap_count++;
+	if (!cond)
+		tap_failed++;
+	printf("%sok %d - ", cond ? "" : "not ", tap_count);
+	va_start(args, fmt);
+	vprintf(fmt, args);
+	va_end(args);
+	putchar('\n');
+	fflush(stdout);
+	return cond;
+}
+
+void diag(const char *fmt, ...)
+{
+	va_list args;
+
+	fputs("# ", stdout);
+	va_start(args, fmt);
+	vprintf(fmt, args);
+	va_end(args);
+	putchar('\n');
+	fflush(stdout);
+}
+
+int tap_done(void)
+{
+	printf("1..%d\n", tap_count);
+	fflush(stdout);
+	return tap_failed != 0;
+}
+
+int dies_with(void (*f)(void *), void *arg, const char *expect,
+	      const char *name)
+{
+	char out[4096];
+	int pipefd[2];
+	int status;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(pipefd) != 0)
+		return ok(0, "%s: pipe failed", name);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		signal(SIGABRT, SIG_DFL);
+		f(arg);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	while ((n = read(pipefd[0], out + got, sizeof out - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(pipefd[0]);
+	waitpid(pid, &status, 0);
+	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT))
+		diag("child status %#x, stderr: %s", status, out);
+	return ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+		  strstr(out, expect) != NULL,
+		  "%s: aborts with \"%s\"", name, expect);
+}

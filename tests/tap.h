@@ -1,0 +1,25 @@
+/* Minimal TAP producer for the test programs; prove reads the output. */
+#ifndef TAP_H
+#define TAP_H
+
+#include <stdlib.h>
+
+/* Records one test point; returns cond so callers can stop early. */
+int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints a diagnostic line. */
+void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the plan; the exit status for main: 0 if every point passed. */
+int tap_done(void);
+/* Exits with a failure when cond is false: a check that later steps need. */
+#define require(cond) \
+	do { if (!ok(!!(cond), "%s (%s:%d)", #cond, __FILE__, __LINE__)) \
+		exit(tap_done() | 1); } while (0)
+
+/*
+ * Death test: runs f(arg) in a child process and checks that it dies by
+ * SIGABRT with a message on stderr that contains expect.
+ */
+int dies_with(void (*f)(void *), void *arg, const char *expect,
+	      const char *name);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * A minimal single-native-thread scheduler for the dispatcher tests: a FIFO
+ * of ready threads, counting-permit wait/wake, and allocation call-backs
+ * that count bytes and can be told to fail.
+ */
+#ifndef TSCHED_H
+#define TSCHED_H
+
+#include "../usched.h"
+
+struct tthread {
+	struct ustack   t_u;	/* first: ustack_self() is a tthread */
+	struct tthread *t_next;
+	int             t_permits;
+	int             t_waiting;
+};
+
+struct tsched {
+	struct usched   ts_s;	/* first */
+	struct tthread *ts_head;
+	struct tthread *ts_tail;
+	long            ts_bytes;	/* allocated and not yet freed */
+	long            ts_allocs;
+	long            ts_fail_in;	/* fail the n-th next allocation */
+	long            ts_done;	/* threads that finished */
+	unsigned long   ts_seed;	/* non-zero: run a random ready thread */
+};
+
+void tsched_init(struct tsched *ts);
+struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg);
+/* Blocks until woken (a wake before the wait is kept). Returns ustack_block's code. */
+int tsched_wait(void);
+void tsched_wake(struct tthread *t);
+/* Lets every other ready thread run once. */
+int tsched_yield(void);
+void tsched_run(struct tsched *ts);
+struct tthread *tsched_self(void);
+
+#endif

@@ -1,0 +1,538 @@
+/*
+ * usched: cooperative user-space threads on one native stack.
+ *
+ * Every thread of a dispatcher (struct usched) runs on the native stack of
+ * the native thread that called usched_run(), and every one of them starts
+ * at the same address, the dispatcher's "bottom". A thread that blocks has
+ * the part of the stack it uses copied to a heap buffer; the stack is then
+ * free for the next thread, whose saved copy is put back at the very
+ * addresses it came from, so pointers inside it stay right. A thread that
+ * never blocks costs a function call and no copy.
+ *
+ * The stack grows down; higher addresses are drawn higher.
+ *
+ * usched_run() saves its caller's registers on the stack (the "home"
+ * context); the first thread starts just below it:
+ *
+ *	|  caller of usched_run  |
+ *	+------------------------+
+ *	|  home: saved registers |
+ *	+========================+ <- s_bottom (= s_home)
+ *	|  usched_launch()       |  thread A starts here,
+ *	|  A's function          |  called as a plain function
+ *	|  ...                   |
+ *	|  ustack_block()        |
+ *	|  saved registers       |
+ *	+------------------------+ <- sp at the block point (A->u_sp)
+ *	|  usched_suspend()      |  runs below A's stack, so it can copy
+ *	|  memcpy(), s_next()    |  [sp, bottom) out without touching it
+ *	+------------------------+
+ *
+ * A's stack, exactly the bytes from its stack pointer to the bottom, goes
+ * to A->u_stack. Now s_next() names the next thread, B, which blocked
+ * earlier with its own stack pointer B->u_sp. Its saved bytes must go back
+ * to [B->u_sp, bottom), and that range may cover the frames doing the
+ * work. So the stack pointer is first moved to B->u_sp, below everything
+ * that is about to be written, and only then is B's copy put back:
+ *
+ *	+========================+ <- s_bottom
+ *	|  B's stack, being      |
+ *	|  copied back in        |
+ *	+------------------------+ <- sp = B->u_sp
+ *	|  memcpy()              |  nothing live above sp but the copy
+ *	+------------------------+
+ *
+ * Then B's registers are popped from the top of its restored stack and B
+ * returns from its ustack_block(). A switch is thus one save, one copy out,
+ * one call of s_next(), one copy in and one return: there is no trip back
+ * through a dispatcher loop. A new thread is started by moving the stack
+ * pointer to the bottom and calling it; when s_next() returns NULL, the
+ * home context is resumed and usched_run() returns.
+ *
+ * At every instruction of a switch, the stack pointer is below every byte
+ * that is live or being copied, so a signal handler, which runs below the
+ * stack pointer, may fire anywhere.
+ *
+ * Registers: the callee-saved registers and the floating-point control
+ * state (x86-64: MXCSR and the x87 control word; aarch64: FPCR), which the
+ * ABIs also make callee-saved, are kept per thread. A new thread starts
+ * with the control state of the caller of usched_run().
+ */
+#include "usched.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ustack_state {
+	US_NEW = 1,	/* set up by ustack_init, never ran */
+	US_RUNNING,
+	US_BLOCKED,
+	US_DONE
+};
+
+/* The dispatcher running on this native thread, if any. */
+static __thread struct usched *usched_here
+	__attribute__((tls_model("initial-exec")));
+
+#define HIDDEN      __attribute__((visibility("hidden")))
+#define COLD        __attribute__((noinline, cold))
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * The architecture-specific primitives, in assembly at the end of this file.
+ *
+ * uarch_switch(arg, fn): push the callee-saved registers and the FP control
+ *	state, then call fn(arg, sp) with sp the resulting stack pointer. If
+ *	fn returns NULL, pop them and return 1. Otherwise fn returned a
+ *	pointer to a struct uarch_to (s_to_sp of a dispatcher): switch there
+ *	as uarch_resume does. Returning the target to the assembly that saved
+ *	the context, rather than jumping from deep inside fn, keeps calls and
+ *	returns paired, so the CPU predicts the returns of the resumed thread.
+ * uarch_resume(sp, buf, len): set the stack pointer to sp, copy len bytes
+ *	from buf to sp, pop the context uarch_switch pushed at sp and return
+ *	0 from that uarch_switch.
+ * uarch_start(bottom, arg, fn, ctx): load the FP control state saved in
+ *	the context at ctx, set the stack pointer to bottom and call fn(arg),
+ *	which never returns.
+ */
+struct uarch_to {
+	char       *t_sp;
+	const void *t_buf;
+	long        t_len;
+};
+
+typedef struct uarch_to *ucont_t(void *arg, char *sp);
+
+HIDDEN long uarch_switch(void *arg, ucont_t *fn);
+HIDDEN __attribute__((noreturn))
+void uarch_resume(char *sp, const void *buf, size_t len);
+HIDDEN __attribute__((noreturn))
+void uarch_start(char *bottom, void *arg, void (*fn)(void *), char *ctx);
+
+/* The assembly reads the target of a switch from struct usched. */
+_Static_assert(offsetof(struct usched, s_to_buf) ==
+	       offsetof(struct usched, s_to_sp) + sizeof(void *) &&
+	       offsetof(struct usched, s_to_len) ==
+	       offsetof(struct usched, s_to_sp) + 2 * sizeof(void *),
+	       "s_to_sp, s_to_buf and s_to_len must form a struct uarch_to");
+
+static __attribute__((noreturn, format(printf, 1, 2)))
+void usched_panic(const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	fputs("usched: ", stderr);
+	vfprintf(stderr, fmt, args);
+	fputc('\n', stderr);
+	va_end(args);
+	abort();
+}
+
+static int usched_stack_max(const struct usched *s)
+{
+	return s->s_stack_max > 0 ? s->s_stack_max : USCHED_STACK_MAX_DEFAULT;
+}
+
+static void usched_launch(void *arg);
+
+static struct uarch_to *usched_to(struct usched *s, char *sp,
+				  const void *buf, long len)
+{
+	s->s_to_sp = sp;
+	s->s_to_buf = buf;
+	s->s_to_len = len;
+	return (struct uarch_to *)&s->s_to_sp;
+}
+
+/* s_next returned a thread that is not blocked: start it, or complain. */
+static COLD struct uarch_to *usched_start(struct usched *s, struct ustack *u)
+{
+	if (u->u_state < US_NEW || u->u_state > US_DONE)
+		usched_panic("s_next returned %p, not set up by ustack_init()",
+			     (void *)u);
+	if (u->u_sched != s)
+		usched_panic("s_next returned thread %p of another dispatcher",
+			     (void *)u);
+	switch (u->u_state) {
+	case US_NEW:
+		s->s_self = u;
+		u->u_state = US_RUNNING;
+		uarch_start(s->s_bottom, u, &usched_launch, s->s_home);
+	case US_RUNNING:
+		usched_panic("s_next returned thread %p, which is running",
+			     (void *)u);
+	default:
+		usched_panic("s_next returned thread %p, which has finished",
+			     (void *)u);
+	}
+}
+
+/*
+ * Asks s_next for a thread. Starts a new one right here; for a blocked one
+ * (or home, when there is none) returns where to switch.
+ */
+static inline struct uarch_to *usched_pick(struct usched *s)
+{
+	struct ustack *u;
+
+	s->s_self = NULL;
+	u = s->s_next(s);
+	if (u == NULL)
+		return usched_to(s, s->s_home, NULL, 0);
+	if (unlikely(u->u_sched != s || u->u_state != US_BLOCKED))
+		return usched_start(s, u);
+	s->s_self = u;
+	u->u_state = US_RUNNING;
+	return usched_to(s, u->u_sp, u->u_stack, u->u_used);
+}
+
+static __attribute__((noreturn)) void usched_finish(struct ustack *u)
+{
+	struct usched *s = u->u_sched;
+	struct uarch_to *to;
+
+	u->u_state = US_DONE;
+	if (u->u_stack != NULL) {
+		s->s_free(s, u->u_stack, u->u_len);
+		u->u_stack = NULL;
+		u->u_len = 0;
+	}
+	s->s_self = NULL;
+	if (s->s_done != NULL)
+		s->s_done(s, u);
+	to = usched_pick(s);
+	uarch_resume(to->t_sp, to->t_buf, to->t_len);
+}
+
+static void usched_launch(void *arg)
+{
+	struct ustack *u = arg;
+
+	u->u_f(u->u_arg);
+	usched_finish(u);
+}
+
+/* Gives u a buffer for used bytes, keeping the old one on failure. */
+static COLD int ustack_grow(struct ustack *u, long used)
+{
+	struct usched *s = u->u_sched;
+	int max = usched_stack_max(s);
+	int size;
+	void *buf;
+
+	if (used > max)
+		return -E2BIG;
+	/* A growing stack grows again soon: leave some room. */
+	size = u->u_len + u->u_len / 2;
+	if (size < used)
+		size = (used + 15) & ~15;
+	if (size > max)
+		size = max;
+	buf = s->s_alloc(s, size);
+	if (buf == NULL)
+		return -ENOMEM;
+	if (u->u_stack != NULL)
+		s->s_free(s, u->u_stack, u->u_len);
+	u->u_stack = buf;
+	u->u_len = size;
+	return 0;
+}
+
+/* Called by uarch_switch in ustack_block: copy the stack out, pick next. */
+static struct uarch_to *usched_suspend(void *arg, char *sp)
+{
+	struct ustack *u = arg;
+	struct usched *s = u->u_sched;
+	long used = s->s_bottom - sp;
+
+	if (unlikely(used > u->u_len)) {
+		s->s_error = ustack_grow(u, used);
+		if (s->s_error != 0)
+			return NULL;
+	}
+	memcpy(u->u_stack, sp, used);
+	u->u_sp = sp;
+	u->u_used = used;
+	if (used > u->u_max)
+		u->u_max = used;
+	u->u_state = US_BLOCKED;
+	return usched_pick(s);
+}
+
+/* Called by uarch_switch in usched_run: the home context is at sp. */
+static struct uarch_to *usched_enter(void *arg, char *sp)
+{
+	struct usched *s = arg;
+
+	s->s_home = sp;
+	s->s_bottom = sp;
+	return usched_pick(s);
+}
+
+void usched_run(struct usched *s)
+{
+	if (usched_here != NULL)
+		usched_panic("usched_run() called from a thread or call-back "
+			     "of a running dispatcher");
+	if (s->s_next == NULL || s->s_alloc == NULL || s->s_free == NULL)
+		usched_panic("usched_run(): s_next, s_alloc and s_free "
+			     "must be set");
+	if (s->s_stack_max < 0)
+		usched_panic("usched_run(): s_stack_max is negative");
+	if (__atomic_exchange_n(&s->s_running, 1, __ATOMIC_ACQUIRE))
+		usched_panic("usched_run(): dispatcher %p is already running "
+			     "on another native thread", (void *)s);
+	usched_here = s;
+	uarch_switch(s, &usched_enter);
+	usched_here = NULL;
+	__atomic_store_n(&s->s_running, 0, __ATOMIC_RELEASE);
+}
+
+void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
+		 void *arg, void *stack, int len)
+{
+	u->u_sched = s;
+	u->u_f = f;
+	u->u_arg = arg;
+	u->u_stack = stack;
+	u->u_len = stack != NULL ? len : 0;
+	u->u_used = 0;
+	u->u_max = 0;
+	u->u_state = US_NEW;
+	u->u_sp = NULL;
+}
+
+struct ustack *ustack_self(void)
+{
+	struct usched *s = usched_here;
+
+	return s != NULL ? s->s_self : NULL;
+}
+
+int ustack_block(void)
+{
+	struct ustack *u = ustack_self();
+
+	if (u == NULL)
+		usched_panic("ustack_block() called outside a usched thread");
+	return uarch_switch(u, &usched_suspend) ? u->u_sched->s_error : 0;
+}
+
+void ustack_abort(void)
+{
+	struct ustack *u = ustack_self();
+
+	if (u == NULL)
+		usched_panic("ustack_abort() called outside a usched thread");
+	usched_finish(u);
+}
+
+/*
+ * ======================== x86-64 ========================
+ * Context pushed by uarch_switch, from the saved stack pointer up:
+ *	+0 MXCSR, +4 x87 control word, +8 r15 r14 r13 r12 rbx rbp,
+ *	+56 return address.
+ * The stack pointer is 16-byte aligned at +0.
+ */
+#if defined(__x86_64__)
+__asm__(
+	".text\n"
+	".globl uarch_switch\n"
+	".hidden uarch_switch\n"
+	".type uarch_switch, @function\n"
+	".p2align 4\n"
+"uarch_switch:\n"
+	".cfi_startproc\n"
+	"pushq %rbp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset %rbp, 0\n"
+	"pushq %rbx\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset %rbx, 0\n"
+	"pushq %r12\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset %r12, 0\n"
+	"pushq %r13\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset %r13, 0\n"
+	"pushq %r14\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset %r14, 0\n"
+	"pushq %r15\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset %r15, 0\n"
+	"subq $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"stmxcsr (%rsp)\n"
+	"fnstcw 4(%rsp)\n"
+	"movq %rsi, %rax\n"
+	"movq %rsp, %rsi\n"
+	"call *%rax\n"
+	"testq %rax, %rax\n"
+	"jz 1f\n"
+	"movq 16(%rax), %rdx\n"
+	"movq 8(%rax), %rsi\n"
+	"movq (%rax), %rdi\n"
+	"jmp uarch_resume\n"
+"1:\n"
+	"addq $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %r15\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %r14\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %r13\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %r12\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %rbx\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"popq %rbp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"movl $1, %eax\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size uarch_switch, .-uarch_switch\n"
+
+	".globl uarch_resume\n"
+	".hidden uarch_resume\n"
+	".type uarch_resume, @function\n"
+	".p2align 4\n"
+"uarch_resume:\n"
+	"movq %rdi, %rsp\n"
+	"movq %rdi, %rbx\n"
+	"testq %rdx, %rdx\n"
+	"jz 1f\n"
+	"call memcpy@PLT\n"
+"1:\n"
+	"ldmxcsr (%rbx)\n"
+	"fldcw 4(%rbx)\n"
+	"leaq 8(%rbx), %rsp\n"
+	"popq %r15\n"
+	"popq %r14\n"
+	"popq %r13\n"
+	"popq %r12\n"
+	"popq %rbx\n"
+	"popq %rbp\n"
+	"xorl %eax, %eax\n"
+	"ret\n"
+	".size uarch_resume, .-uarch_resume\n"
+
+	".globl uarch_start\n"
+	".hidden uarch_start\n"
+	".type uarch_start, @function\n"
+	".p2align 4\n"
+"uarch_start:\n"
+	".cfi_startproc\n"
+	".cfi_undefined %rip\n"		/* backtraces end here */
+	"ldmxcsr (%rcx)\n"
+	"fldcw 4(%rcx)\n"
+	"movq %rdi, %rsp\n"
+	"movq %rsi, %rdi\n"
+	"xorl %ebp, %ebp\n"
+	"call *%rdx\n"
+	"ud2\n"
+	".cfi_endproc\n"
+	".size uarch_start, .-uarch_start\n"
+);
+
+/*
+ * ======================== aarch64 ========================
+ * Context pushed by uarch_switch, from the saved stack pointer up:
+ *	+0 x19..x28, +80 x29 x30, +96 d8..d15, +160 FPCR; 176 bytes.
+ */
+#elif defined(__aarch64__)
+__asm__(
+	".text\n"
+	".globl uarch_switch\n"
+	".hidden uarch_switch\n"
+	".type uarch_switch, %function\n"
+	".p2align 4\n"
+"uarch_switch:\n"
+	".cfi_startproc\n"
+	"sub sp, sp, #176\n"
+	".cfi_def_cfa_offset 176\n"
+	"stp x19, x20, [sp, #0]\n"
+	"stp x21, x22, [sp, #16]\n"
+	"stp x23, x24, [sp, #32]\n"
+	"stp x25, x26, [sp, #48]\n"
+	"stp x27, x28, [sp, #64]\n"
+	"stp x29, x30, [sp, #80]\n"
+	".cfi_offset x29, -96\n"
+	".cfi_offset x30, -88\n"
+	"stp d8, d9, [sp, #96]\n"
+	"stp d10, d11, [sp, #112]\n"
+	"stp d12, d13, [sp, #128]\n"
+	"stp d14, d15, [sp, #144]\n"
+	"mrs x9, fpcr\n"
+	"str x9, [sp, #160]\n"
+	"mov x9, x1\n"
+	"mov x1, sp\n"
+	"blr x9\n"
+	"cbz x0, 1f\n"
+	"ldr x2, [x0, #16]\n"
+	"ldr x1, [x0, #8]\n"
+	"ldr x0, [x0]\n"
+	"b uarch_resume\n"
+"1:\n"
+	"ldp x29, x30, [sp, #80]\n"
+	"add sp, sp, #176\n"
+	".cfi_def_cfa_offset 0\n"
+	"mov x0, #1\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size uarch_switch, .-uarch_switch\n"
+
+	".globl uarch_resume\n"
+	".hidden uarch_resume\n"
+	".type uarch_resume, %function\n"
+	".p2align 4\n"
+"uarch_resume:\n"
+	"mov sp, x0\n"
+	"mov x19, x0\n"
+	"cbz x2, 1f\n"
+	"bl memcpy\n"
+"1:\n"
+	"mov sp, x19\n"
+	"ldr x9, [sp, #160]\n"
+	"msr fpcr, x9\n"
+	"ldp x19, x20, [sp, #0]\n"
+	"ldp x21, x22, [sp, #16]\n"
+	"ldp x23, x24, [sp, #32]\n"
+	"ldp x25, x26, [sp, #48]\n"
+	"ldp x27, x28, [sp, #64]\n"
+	"ldp x29, x30, [sp, #80]\n"
+	"ldp d8, d9, [sp, #96]\n"
+	"ldp d10, d11, [sp, #112]\n"
+	"ldp d12, d13, [sp, #128]\n"
+	"ldp d14, d15, [sp, #144]\n"
+	"add sp, sp, #176\n"
+	"mov x0, #0\n"
+	"ret\n"
+	".size uarch_resume, .-uarch_resume\n"
+
+	".globl uarch_start\n"
+	".hidden uarch_start\n"
+	".type uarch_start, %function\n"
+	".p2align 4\n"
+"uarch_start:\n"
+	".cfi_startproc\n"
+	".cfi_undefined x30\n"		/* backtraces end here */
+	"ldr x9, [x3, #160]\n"
+	"msr fpcr, x9\n"
+	"mov sp, x0\n"
+	"mov x0, x1\n"
+	"mov x29, #0\n"
+	"blr x2\n"
+	"brk #0\n"
+	".cfi_endproc\n"
+	".size uarch_start, .-uarch_start\n"
+);
+#else
+#error "usched supports x86-64 and aarch64 only"
+#endif

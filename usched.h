@@ -1,0 +1,72 @@
+/*
+ * usched: a dispatcher for cooperative user-space threads that all run on
+ * one native stack, by copying each blocked thread's stack to the heap.
+ *
+ * usched dispatches; it does not schedule. The user (or a scheduler such as
+ * rr.c or ll.c) says which thread runs next through s_next, and provides the
+ * stack buffers through s_alloc and s_free. See usched.c for the mechanism
+ * and README.md for the rules a thread must follow.
+ */
+#ifndef USCHED_H
+#define USCHED_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ustack;
+
+/* Default limit on the stack a thread may have in use when it blocks. */
+enum { USCHED_STACK_MAX_DEFAULT = 1 << 20 };
+
+struct usched {
+	/* Set by the user. s_next, s_alloc and s_free are required. */
+
+	/* Next thread to run (new or blocked), or NULL to leave usched_run. */
+	struct ustack *(*s_next)(struct usched *s);
+	/* A stack buffer of at least size bytes, or NULL. */
+	void          *(*s_alloc)(struct usched *s, int size);
+	/* Give back a buffer s_alloc returned (or one passed to ustack_init). */
+	void           (*s_free)(struct usched *s, void *buf, int size);
+	/* Optional: a thread finished; its buffer was already given back. */
+	void           (*s_done)(struct usched *s, struct ustack *u);
+	/* Optional: limit on a blocked thread's stack, 0 for the default. */
+	int              s_stack_max;
+
+	/* Private to usched.c. */
+	char            *s_home;     /* saved context of usched_run's caller */
+	char            *s_bottom;   /* where every thread's stack begins */
+	struct ustack   *s_self;     /* the running thread */
+	char            *s_to_sp;    /* the switch being made: the stack */
+	const void      *s_to_buf;   /* pointer to resume at, and the copy */
+	long             s_to_len;   /* to put back below it first */
+	int              s_running;  /* set while usched_run is active */
+	int              s_error;    /* why the last ustack_block failed */
+};
+
+struct ustack {
+	struct usched *u_sched;
+	void         (*u_f)(void *arg);
+	void          *u_arg;
+	void          *u_stack;      /* saved-stack buffer */
+	int            u_len;        /* its size */
+	int            u_used;       /* bytes saved at the last block */
+	int            u_max;        /* largest u_used so far */
+	int            u_state;      /* private: enum ustack_state in usched.c */
+	char          *u_sp;         /* private: stack pointer when blocked */
+};
+
+void usched_run(struct usched *s);
+void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
+		 void *arg, void *stack, int len);
+int  ustack_block(void);
+void ustack_abort(void) __attribute__((noreturn));
+struct ustack *ustack_self(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* USCHED_H */
