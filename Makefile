@@ -12,15 +12,20 @@ LDLIBS     = -pthread -lm
 
 LIB_SRCS  := usched.c $(wildcard rr.c ll.c sched/*.c)
 LIB_HDRS  := usched.h $(wildcard rr.h ll.h sched/*.h)
+PUB_HDRS  := usched.h $(wildcard rr.h ll.h) sched/sched.h
 LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TEST_SRCS := $(wildcard tests/t_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
 TEST_LIB  := $(O)/obj/tests/tap.o $(O)/obj/tests/tsched.o
 EXAMPLES  := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 
-# Configurations `make test` runs: name and compiler flags.
+# Configurations `make test` runs: name, compiler and flags. ThreadSanitizer
+# (clang's) checks the schedulers when clang is there.
 HARDEN      = -fstack-protector-strong
-TEST_CONFIGS ?= O0 O2
+HAVE_CLANG := $(shell command -v clang >/dev/null 2>&1 && echo yes)
+TEST_CONFIGS ?= O0 O2 $(if $(HAVE_CLANG),tsan)
+CC_tsan    = clang
+CFLAGS_tsan = -O1 -g -fsanitize=thread
 CFLAGS_O0  = -O0 -g $(HARDEN)
 CFLAGS_O1  = -O1 -g $(HARDEN) -D_FORTIFY_SOURCE=2
 CFLAGS_O2  = -O2 -g $(HARDEN) -D_FORTIFY_SOURCE=2
@@ -49,11 +54,11 @@ $(O)/examples/%: $(O)/obj/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-# The headers compile as C++ (if there is a C++ compiler).
-$(O)/tests/cxx-header.ok: $(LIB_HDRS)
+# The public headers compile as C++ (if there is a C++ compiler).
+$(O)/tests/cxx-header.ok: $(PUB_HDRS)
 	@mkdir -p $(dir $@)
 	@if command -v $(CXX) >/dev/null 2>&1; then \
-		for h in $(LIB_HDRS); do echo "#include \"$$h\""; done | \
+		for h in $(PUB_HDRS); do echo "#include \"$$h\""; done | \
 		$(CXX) -x c++ -std=c++17 -Wall -Wextra -Werror -I. \
 			-fsyntax-only - && touch $@; \
 	else touch $@; fi
@@ -61,22 +66,20 @@ $(O)/tests/cxx-header.ok: $(LIB_HDRS)
 check-build: all $(TEST_BINS) $(EXAMPLES) $(O)/tests/cxx-header.ok
 
 test:
-	@set -e; for c in $(TEST_CONFIGS); do \
-		$(MAKE) --no-print-directory O=build/$$c \
-			CFLAGS="$$($(MAKE) -s --no-print-directory print-cflags-$$c) -Werror" \
-			check-build >/dev/null; \
-	done
+	@set -e; $(foreach c,$(TEST_CONFIGS),$(MAKE) --no-print-directory \
+		O=build/$(c) CC="$(or $(CC_$(c)),$(CC))" \
+		CFLAGS="$(CFLAGS_$(c)) -Werror" check-build >/dev/null;)
 	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*)
-
-print-cflags-%:
-	@echo '$(CFLAGS_$*)'
 
 usched.pc: usched.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
 
 install: all usched.pc
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 $(LIB_HDRS) $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(PREFIX)/include/sched \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(filter-out sched/%,$(PUB_HDRS)) \
+		$(DESTDIR)$(PREFIX)/include/
+	install -m 644 sched/sched.h $(DESTDIR)$(PREFIX)/include/sched/
 	install -m 644 $(O)/libusched.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(O)/libusched.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/

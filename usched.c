@@ -120,6 +120,70 @@ _Static_assert(offsetof(struct usched, s_to_buf) ==
 	       offsetof(struct usched, s_to_sp) + 2 * sizeof(void *),
 	       "s_to_sp, s_to_buf and s_to_len must form a struct uarch_to");
 
+/*
+ * ThreadSanitizer keeps a call stack per native thread; each usched thread
+ * needs its own, a TSan "fiber", switched to just before the thread runs.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define USCHED_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define USCHED_TSAN 1
+#endif
+#endif
+
+/*
+ * Functions that run across a switch of stacks return into another thread
+ * than they were called from: sanitizers must not track them.
+ */
+#if defined(__clang__)
+#define SWITCHING __attribute__((disable_sanitizer_instrumentation))
+#else
+#define SWITCHING __attribute__((no_sanitize("thread")))
+#endif
+
+#ifdef USCHED_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+
+static void san_enter(struct usched *s)
+{
+	s->s_san_home = __tsan_get_current_fiber();
+}
+
+/* Switches to u's context (home for NULL), creating it for a new thread. */
+static SWITCHING void san_switch(struct usched *s, struct ustack *u)
+{
+	if (u != NULL && u->u_san == NULL)
+		u->u_san = __tsan_create_fiber(0);
+	__tsan_switch_to_fiber(u != NULL ? u->u_san : s->s_san_home, 0);
+	if (s->s_san_dead != NULL) {
+		__tsan_destroy_fiber(s->s_san_dead);
+		s->s_san_dead = NULL;
+	}
+}
+
+static void san_finish(struct usched *s, struct ustack *u)
+{
+	s->s_san_dead = u->u_san;	/* destroyed once switched away */
+	u->u_san = NULL;
+}
+#else
+static inline void san_enter(struct usched *s) { (void)s; }
+static inline void san_switch(struct usched *s, struct ustack *u)
+{
+	(void)s;
+	(void)u;
+}
+static inline void san_finish(struct usched *s, struct ustack *u)
+{
+	(void)s;
+	(void)u;
+}
+#endif
+
 static __attribute__((noreturn, format(printf, 1, 2)))
 void usched_panic(const char *fmt, ...)
 {
@@ -150,7 +214,7 @@ static struct uarch_to *usched_to(struct usched *s, char *sp,
 }
 
 /* s_next returned a thread that is not blocked: start it, or complain. */
-static COLD struct uarch_to *usched_start(struct usched *s, struct ustack *u)
+static COLD SWITCHING struct uarch_to *usched_start(struct usched *s, struct ustack *u)
 {
 	if (u->u_state < US_NEW || u->u_state > US_DONE)
 		usched_panic("s_next returned %p, not set up by ustack_init()",
@@ -162,6 +226,7 @@ static COLD struct uarch_to *usched_start(struct usched *s, struct ustack *u)
 	case US_NEW:
 		s->s_self = u;
 		u->u_state = US_RUNNING;
+		san_switch(s, u);
 		uarch_start(s->s_bottom, u, &usched_launch, s->s_home);
 	case US_RUNNING:
 		usched_panic("s_next returned thread %p, which is running",
@@ -176,27 +241,31 @@ static COLD struct uarch_to *usched_start(struct usched *s, struct ustack *u)
  * Asks s_next for a thread. Starts a new one right here; for a blocked one
  * (or home, when there is none) returns where to switch.
  */
-static inline struct uarch_to *usched_pick(struct usched *s)
+static inline SWITCHING struct uarch_to *usched_pick(struct usched *s)
 {
 	struct ustack *u;
 
 	s->s_self = NULL;
 	u = s->s_next(s);
-	if (u == NULL)
+	if (u == NULL) {
+		san_switch(s, NULL);
 		return usched_to(s, s->s_home, NULL, 0);
+	}
 	if (unlikely(u->u_sched != s || u->u_state != US_BLOCKED))
 		return usched_start(s, u);
 	s->s_self = u;
 	u->u_state = US_RUNNING;
+	san_switch(s, u);
 	return usched_to(s, u->u_sp, u->u_stack, u->u_used);
 }
 
-static __attribute__((noreturn)) void usched_finish(struct ustack *u)
+static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 {
 	struct usched *s = u->u_sched;
 	struct uarch_to *to;
 
 	u->u_state = US_DONE;
+	san_finish(s, u);
 	if (u->u_stack != NULL) {
 		s->s_free(s, u->u_stack, u->u_len);
 		u->u_stack = NULL;
@@ -209,7 +278,7 @@ static __attribute__((noreturn)) void usched_finish(struct ustack *u)
 	uarch_resume(to->t_sp, to->t_buf, to->t_len);
 }
 
-static void usched_launch(void *arg)
+static SWITCHING void usched_launch(void *arg)
 {
 	struct ustack *u = arg;
 
@@ -244,7 +313,7 @@ static COLD int ustack_grow(struct ustack *u, long used)
 }
 
 /* Called by uarch_switch in ustack_block: copy the stack out, pick next. */
-static struct uarch_to *usched_suspend(void *arg, char *sp)
+static SWITCHING struct uarch_to *usched_suspend(void *arg, char *sp)
 {
 	struct ustack *u = arg;
 	struct usched *s = u->u_sched;
@@ -265,7 +334,7 @@ static struct uarch_to *usched_suspend(void *arg, char *sp)
 }
 
 /* Called by uarch_switch in usched_run: the home context is at sp. */
-static struct uarch_to *usched_enter(void *arg, char *sp)
+static SWITCHING struct uarch_to *usched_enter(void *arg, char *sp)
 {
 	struct usched *s = arg;
 
@@ -288,6 +357,7 @@ void usched_run(struct usched *s)
 		usched_panic("usched_run(): dispatcher %p is already running "
 			     "on another native thread", (void *)s);
 	usched_here = s;
+	san_enter(s);
 	uarch_switch(s, &usched_enter);
 	usched_here = NULL;
 	__atomic_store_n(&s->s_running, 0, __ATOMIC_RELEASE);
@@ -305,6 +375,7 @@ void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 	u->u_max = 0;
 	u->u_state = US_NEW;
 	u->u_sp = NULL;
+	u->u_san = NULL;
 }
 
 struct ustack *ustack_self(void)

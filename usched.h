@@ -44,6 +44,8 @@ struct usched {
 	long             s_to_len;   /* to put back below it first */
 	int              s_running;  /* set while usched_run is active */
 	int              s_error;    /* why the last ustack_block failed */
+	void            *s_san_home; /* sanitizer state of usched_run's caller */
+	void            *s_san_dead; /* sanitizer state of a finished thread */
 };
 
 struct ustack {
@@ -56,6 +58,7 @@ struct ustack {
 	int            u_max;        /* largest u_used so far */
 	int            u_state;      /* private: enum ustack_state in usched.c */
 	char          *u_sp;         /* private: stack pointer when blocked */
+	void          *u_san;        /* private: sanitizer state */
 };
 
 void usched_run(struct usched *s);

@@ -2,8 +2,6 @@
 #include "tap.h"
 #include "tsched.h"
 
-enum { THREADS = 1000000 };
-
 static long resumed;
 
 static void once(void *arg)
@@ -16,18 +14,19 @@ static void once(void *arg)
 
 int main(void)
 {
+	long threads = test_threads(1000000);
 	struct tsched ts;
 	long peak_bytes;
 
 	tsched_init(&ts);
-	for (long i = 0; i < THREADS; i++)
+	for (long i = 0; i < threads; i++)
 		tsched_spawn(&ts, once, (void *)i);
 	tsched_run(&ts);
 	peak_bytes = ts.ts_allocs;
-	ok(resumed == THREADS, "%ld of %d threads resumed intact", resumed,
-	   THREADS);
-	ok(ts.ts_done == THREADS, "all finished");
-	ok(peak_bytes == THREADS, "one buffer each: %ld allocations",
+	ok(resumed == threads, "%ld of %ld threads resumed intact", resumed,
+	   threads);
+	ok(ts.ts_done == threads, "all finished");
+	ok(peak_bytes == threads, "one buffer each: %ld allocations",
 	   peak_bytes);
 	ok(ts.ts_bytes == 0, "every allocated byte was freed (%ld left)",
 	   ts.ts_bytes);

@@ -10,10 +10,16 @@ int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the plan; the exit status for main: 0 if every point passed. */
 int tap_done(void);
-/* Exits with a failure when cond is false: a check that later steps need. */
+/*
+ * A precondition later steps need: silent when it holds; when it does not,
+ * a failed point and exit.
+ */
 #define require(cond) \
-	do { if (!ok(!!(cond), "%s (%s:%d)", #cond, __FILE__, __LINE__)) \
-		exit(tap_done() | 1); } while (0)
+	do { if (!(cond)) { ok(0, "%s (%s:%d)", #cond, __FILE__, __LINE__); \
+		exit(tap_done() | 1); } } while (0)
+
+/* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
+long test_threads(long n);
 
 /*
  * Death test: runs f(arg) in a child process and checks that it dies by

@@ -1,0 +1,209 @@
+/*
+ * ll: processor-local scheduling.
+ *
+ * Everything about a thread but its pending remote wakes is touched only
+ * by its own processor, so local waits and wakes are plain loads and
+ * stores. A wake from elsewhere increments the thread's t_remote; the one
+ * that finds it zero pushes the thread onto its processor's inbox, a
+ * lock-free stack (one compare-and-swap). The processor takes the whole
+ * inbox with one exchange before picking the next thread, and turns each
+ * thread's t_remote into wakes. A thread is thus in an inbox at most once,
+ * however often it is woken.
+ */
+#include "ll.h"
+#include "sched/proc.h"
+
+#include <errno.h>
+
+struct ll_proc {
+	struct proc          l_p;	/* first */
+	/* Written by other processors: on a cache line of its own. */
+	struct sched_thread *l_inbox __attribute__((aligned(64)));
+};
+
+static struct procs ll_procs;
+
+static struct ll_proc *ll_proc_of(struct sched_thread *t)
+{
+	return (struct ll_proc *)proc_of(t);
+}
+
+/* Applies n wakes to t, a thread of the calling processor p. */
+static void ll_wake_local(struct proc *p, struct sched_thread *t, unsigned n)
+{
+	if (thread_state(t) == ST_WAITING) {
+		thread_set_state(t, ST_READY);
+		sched_enqueue(&p->p_ready, t);
+		n--;
+	}
+	t->t_permits += n;
+}
+
+static void ll_drain(struct ll_proc *l)
+{
+	struct sched_thread *t, *rev = NULL, *next;
+
+	t = __atomic_exchange_n(&l->l_inbox, NULL, __ATOMIC_ACQUIRE);
+	for (; t != NULL; t = next) {	/* oldest first */
+		next = t->t_inbox;
+		t->t_inbox = rev;
+		rev = t;
+	}
+	for (t = rev; t != NULL; t = next) {
+		unsigned n;
+
+		/* Read the link before t can be pushed again. */
+		next = t->t_inbox;
+		n = __atomic_exchange_n(&t->t_remote, 0, __ATOMIC_ACQ_REL);
+		l->l_p.p_stats.ss_remote_wakes += n;
+		ll_wake_local(&l->l_p, t, n);
+	}
+}
+
+static int ll_has_work(struct proc *p)
+{
+	struct ll_proc *l = (struct ll_proc *)p;
+
+	return p->p_ready.q_head != NULL ||
+	       __atomic_load_n(&l->l_inbox, __ATOMIC_SEQ_CST) != NULL;
+}
+
+static struct ustack *ll_next(struct usched *s)
+{
+	struct ll_proc *l = (struct ll_proc *)s;
+	struct proc *p = &l->l_p;
+	struct sched_thread *t;
+
+	for (;;) {
+		if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) != NULL)
+			ll_drain(l);
+		t = sched_dequeue(&p->p_ready);
+		if (t != NULL)
+			break;
+		if (procs_over(p->p_procs))
+			return NULL;
+		proc_idle(p, ll_has_work);
+	}
+	thread_set_state(t, ST_RUNNING);
+	p->p_stats.ss_switches++;
+	return &t->t_u;
+}
+
+/* A wake from outside t's processor. */
+static void ll_post(struct ll_proc *l, struct sched_thread *t)
+{
+	struct sched_thread *head;
+
+	if (__atomic_fetch_add(&t->t_remote, 1, __ATOMIC_ACQ_REL) != 0)
+		return;		/* already in the inbox */
+	head = __atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED);
+	do {
+		t->t_inbox = head;
+	} while (!__atomic_compare_exchange_n(&l->l_inbox, &head, t, 1,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	proc_kick(&l->l_p);
+}
+
+int ll_init(int proc_nr, int thread_nr)
+{
+	(void)thread_nr;
+	return procs_init(&ll_procs, proc_nr, sizeof(struct ll_proc), ll_next);
+}
+
+int ll_start(void)
+{
+	return procs_start(&ll_procs);
+}
+
+int ll_fini(void)
+{
+	return procs_fini(&ll_procs);
+}
+
+struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
+{
+	struct ll_proc *l;
+	struct sched_thread *t;
+
+	if (ll_procs.ps_base == NULL || ll_procs.ps_finished || group < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	l = (struct ll_proc *)proc_nth(&ll_procs, group % ll_procs.ps_nr);
+	t = proc_thread_new(&l->l_p, f, arg);
+	if (t == NULL)
+		return NULL;
+	if (proc_here() == &l->l_p)
+		ll_wake_local(&l->l_p, t, 1);
+	else
+		ll_post(l, t);
+	return (struct ll_thread *)t;
+}
+
+int ll_wait(void)
+{
+	struct sched_thread *t = sched_self();
+	int rc;
+
+	if (t == NULL)
+		return -EPERM;
+	if (t->t_permits > 0) {
+		t->t_permits--;
+		return 0;
+	}
+	thread_set_state(t, ST_WAITING);
+	rc = ustack_block();
+	if (rc != 0)		/* not blocked: ll_next never ran */
+		thread_set_state(t, ST_RUNNING);
+	return rc;
+}
+
+int ll_wake(struct ll_thread *thread)
+{
+	struct sched_thread *t = (struct sched_thread *)thread;
+	struct ll_proc *l = ll_proc_of(t);
+
+	if (thread_state(t) == ST_DONE)
+		return -ESRCH;
+	if (proc_here() == &l->l_p) {
+		l->l_p.p_stats.ss_local_wakes++;
+		ll_wake_local(&l->l_p, t, 1);
+	} else {
+		ll_post(l, t);
+	}
+	return 0;
+}
+
+void ll_done(void)
+{
+	ustack_abort();
+}
+
+int ll_stats(int proc, struct sched_stats *out)
+{
+	return procs_stats(&ll_procs, proc, out);
+}
+
+static void *ll_spawn(void (*f)(void *), void *arg, int group)
+{
+	return ll_thread_init(f, arg, group);
+}
+
+static int ll_wake_any(void *t)
+{
+	return ll_wake(t);
+}
+
+
+const struct sched_ops ll_ops = {
+	.so_name  = "ll",
+	.so_init  = ll_init,
+	.so_start = ll_start,
+	.so_spawn = ll_spawn,
+	.so_wait  = ll_wait,
+	.so_wake  = ll_wake_any,
+	.so_done  = ll_done,
+	.so_fini  = ll_fini,
+	.so_stats = ll_stats,
+};

@@ -1,0 +1,48 @@
+/*
+ * ll: a local scheduler for usched. Each processor (a native thread pinned
+ * to a CPU) owns its threads: a thread created in group g lives on
+ * processor g % proc_nr. Waiting and waking on the same processor take no
+ * lock and no atomic read-modify-write; a wake from another processor, or
+ * from any native thread, goes through a lock-free queue the target
+ * processor drains. Available by name, as "ll", through sched/sched.h.
+ */
+#ifndef LL_H
+#define LL_H
+
+#include "sched/sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ll_thread;
+
+/* 0 or -errno. thread_nr is the number of threads expected (a hint). */
+int  ll_init(int proc_nr, int thread_nr);
+/* Starts the processors; threads may be created before or after. */
+int  ll_start(void);
+/* Waits until every thread has finished, then stops the processors. */
+int  ll_fini(void);
+
+/*
+ * A new thread running f(arg) on processor group % proc_nr; NULL with errno
+ * EINVAL (negative group) or ENOMEM.
+ */
+struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
+/*
+ * Blocks until woken. A wake that came first is kept, so none is lost.
+ * 0, or -errno if the thread's stack could not be saved (it did not block).
+ */
+int  ll_wait(void);
+/* Wakes t, from any native thread. -ESRCH if t has finished. */
+int  ll_wake(struct ll_thread *t);
+/* Ends the calling thread. */
+void ll_done(void) __attribute__((noreturn));
+/* Counters of processor proc. */
+int  ll_stats(int proc, struct sched_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LL_H */

@@ -1,0 +1,208 @@
+/*
+ * rr: round-robin over processors, a FIFO ready queue per processor under
+ * a lock.
+ *
+ * A thread that waits keeps its processor's lock while the dispatcher
+ * copies its stack out; rr_next, which runs next on the same native thread,
+ * goes on under that lock. So no waker can see the thread waiting before
+ * it really is blocked, and if blocking fails the wait is undone at once.
+ */
+#include "rr.h"
+#include "sched/proc.h"
+
+#include <errno.h>
+
+struct rr_proc {
+	struct proc      r_p;		/* first */
+	pthread_mutex_t  r_lock;	/* r_p.p_ready and thread states */
+	int              r_held;	/* a waiter left r_lock locked */
+};
+
+static struct procs rr_procs;
+static unsigned long rr_spread;		/* where the next new thread goes */
+
+static struct rr_proc *rr_proc_of(struct sched_thread *t)
+{
+	return (struct rr_proc *)proc_of(t);
+}
+
+static int rr_has_work(struct proc *p)
+{
+	struct rr_proc *r = (struct rr_proc *)p;
+	int work;
+
+	pthread_mutex_lock(&r->r_lock);
+	work = p->p_ready.q_head != NULL;
+	pthread_mutex_unlock(&r->r_lock);
+	return work;
+}
+
+static struct ustack *rr_next(struct usched *s)
+{
+	struct rr_proc *r = (struct rr_proc *)s;
+	struct proc *p = &r->r_p;
+	struct sched_thread *t;
+
+	if (r->r_held)
+		r->r_held = 0;
+	else
+		pthread_mutex_lock(&r->r_lock);
+	while ((t = sched_dequeue(&p->p_ready)) == NULL) {
+		pthread_mutex_unlock(&r->r_lock);
+		if (procs_over(p->p_procs))
+			return NULL;
+		proc_idle(p, rr_has_work);
+		pthread_mutex_lock(&r->r_lock);
+	}
+	thread_set_state(t, ST_RUNNING);
+	p->p_stats.ss_switches++;
+	pthread_mutex_unlock(&r->r_lock);
+	return &t->t_u;
+}
+
+/* Queues t on its processor; the caller holds the lock. */
+static void rr_ready(struct rr_proc *r, struct sched_thread *t)
+{
+	thread_set_state(t, ST_READY);
+	sched_enqueue(&r->r_p.p_ready, t);
+	proc_kick(&r->r_p);
+}
+
+int rr_init(int proc_nr, int thread_nr)
+{
+	int rc;
+
+	(void)thread_nr;
+	rc = procs_init(&rr_procs, proc_nr, sizeof(struct rr_proc), rr_next);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < proc_nr; i++)
+		pthread_mutex_init(&((struct rr_proc *)
+				     proc_nth(&rr_procs, i))->r_lock, NULL);
+	return 0;
+}
+
+int rr_start(void)
+{
+	return procs_start(&rr_procs);
+}
+
+int rr_fini(void)
+{
+	int rc = procs_fini(&rr_procs);
+
+	if (rc == 0) {
+		for (int i = 0; i < rr_procs.ps_nr; i++)
+			pthread_mutex_destroy(&((struct rr_proc *)
+				proc_nth(&rr_procs, i))->r_lock);
+	}
+	return rc;
+}
+
+struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
+{
+	unsigned long n = __atomic_fetch_add(&rr_spread, 1, __ATOMIC_RELAXED);
+	struct proc *p;
+	struct rr_proc *r;
+	struct sched_thread *t;
+
+	if (rr_procs.ps_base == NULL || rr_procs.ps_finished) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = proc_nth(&rr_procs, n % rr_procs.ps_nr);
+	t = proc_thread_new(p, f, arg);
+	if (t == NULL)
+		return NULL;
+	r = (struct rr_proc *)p;
+	pthread_mutex_lock(&r->r_lock);
+	rr_ready(r, t);
+	pthread_mutex_unlock(&r->r_lock);
+	return (struct rr_thread *)t;
+}
+
+int rr_wait(void)
+{
+	struct sched_thread *t = sched_self();
+	struct rr_proc *r;
+	int rc;
+
+	if (t == NULL)
+		return -EPERM;
+	r = rr_proc_of(t);
+	pthread_mutex_lock(&r->r_lock);
+	if (t->t_permits > 0) {
+		t->t_permits--;
+		pthread_mutex_unlock(&r->r_lock);
+		return 0;
+	}
+	thread_set_state(t, ST_WAITING);
+	r->r_held = 1;
+	rc = ustack_block();
+	if (rc != 0) {		/* not blocked: rr_next never ran */
+		r->r_held = 0;
+		thread_set_state(t, ST_RUNNING);
+		pthread_mutex_unlock(&r->r_lock);
+	}
+	return rc;
+}
+
+int rr_wake(struct rr_thread *thread)
+{
+	struct sched_thread *t = (struct sched_thread *)thread;
+	struct rr_proc *r = rr_proc_of(t);
+	struct sched_stats *st = &r->r_p.p_stats;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->r_lock);
+	switch (thread_state(t)) {
+	case ST_WAITING:
+		rr_ready(r, t);
+		break;
+	case ST_DONE:
+		rc = -ESRCH;
+		break;
+	default:
+		t->t_permits++;
+	}
+	if (proc_here() == &r->r_p)
+		st->ss_local_wakes++;
+	else
+		st->ss_remote_wakes++;
+	pthread_mutex_unlock(&r->r_lock);
+	return rc;
+}
+
+void rr_done(void)
+{
+	ustack_abort();
+}
+
+int rr_stats(int proc, struct sched_stats *out)
+{
+	return procs_stats(&rr_procs, proc, out);
+}
+
+static void *rr_spawn(void (*f)(void *), void *arg, int group)
+{
+	(void)group;
+	return rr_thread_init(f, arg);
+}
+
+static int rr_wake_any(void *t)
+{
+	return rr_wake(t);
+}
+
+
+const struct sched_ops rr_ops = {
+	.so_name  = "rr",
+	.so_init  = rr_init,
+	.so_start = rr_start,
+	.so_spawn = rr_spawn,
+	.so_wait  = rr_wait,
+	.so_wake  = rr_wake_any,
+	.so_done  = rr_done,
+	.so_fini  = rr_fini,
+	.so_stats = rr_stats,
+};

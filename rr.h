@@ -1,0 +1,44 @@
+/*
+ * rr: a round-robin scheduler for usched over proc_nr native threads
+ * ("processors"), each pinned to a CPU. New threads are spread evenly over
+ * the processors; each processor runs its ready threads first in, first
+ * out, under a lock. The same scheduler is available by name, as "rr",
+ * through sched/sched.h.
+ */
+#ifndef RR_H
+#define RR_H
+
+#include "sched/sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rr_thread;
+
+/* 0 or -errno. thread_nr is the number of threads expected (a hint). */
+int  rr_init(int proc_nr, int thread_nr);
+/* Starts the processors; threads may be created before or after. */
+int  rr_start(void);
+/* Waits until every thread has finished, then stops the processors. */
+int  rr_fini(void);
+
+/* A new thread running f(arg); NULL (errno ENOMEM) if out of memory. */
+struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
+/*
+ * Blocks until woken. A wake that came first is kept, so none is lost.
+ * 0, or -errno if the thread's stack could not be saved (it did not block).
+ */
+int  rr_wait(void);
+/* Wakes t, from any native thread. -ESRCH if t has finished. */
+int  rr_wake(struct rr_thread *t);
+/* Ends the calling thread. */
+void rr_done(void) __attribute__((noreturn));
+/* Counters of processor proc. */
+int  rr_stats(int proc, struct sched_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RR_H */

@@ -1,0 +1,373 @@
+/*
+ * Processors, shared by the schedulers: native threads pinned to CPUs,
+ * futex sleep and wake-up, pools and counters.
+ */
+#define _GNU_SOURCE
+#include "proc.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum {
+	SPIN_ROUNDS   = 200,		/* polls before sleeping */
+	CHUNK_SIZE    = 64 << 10,	/* thread structs come in chunks */
+	BUF_CACHE_MAX = 8 << 20		/* cached stack buffers, per processor */
+};
+
+static __thread struct proc *proc_current
+	__attribute__((tls_model("initial-exec")));
+static int pinning = -1;	/* -1: not decided yet */
+
+struct proc *proc_here(void)
+{
+	return proc_current;
+}
+
+void sched_set_pinning(int on)
+{
+	pinning = on;
+}
+
+static int pinning_on(void)
+{
+	const char *env = getenv("USCHED_PIN");
+
+	if (pinning < 0)
+		pinning = env == NULL || strcmp(env, "0") != 0;
+	return pinning;
+}
+
+static void futex_wait(int *word, int val)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+void sched_enqueue(struct sched_queue *q, struct sched_thread *t)
+{
+	t->t_next = NULL;
+	if (q->q_tail != NULL)
+		q->q_tail->t_next = t;
+	else
+		q->q_head = t;
+	q->q_tail = t;
+}
+
+struct sched_thread *sched_dequeue(struct sched_queue *q)
+{
+	struct sched_thread *t = q->q_head;
+
+	if (t != NULL) {
+		q->q_head = t->t_next;
+		if (q->q_head == NULL)
+			q->q_tail = NULL;
+	}
+	return t;
+}
+
+/*
+ * Stack buffers: the dispatcher keeps a thread's buffer while it lives, so
+ * only finished threads give buffers back. They are kept by size class
+ * (multiples of 64 bytes up to 4 KiB) for the next threads of this
+ * processor, which is the only native thread that touches them.
+ */
+static int buf_class(int size)
+{
+	return (size + BUF_CLASS_SIZE - 1) / BUF_CLASS_SIZE;
+}
+
+static void *proc_buf_alloc(struct usched *s, int size)
+{
+	struct proc *p = (struct proc *)s;
+	int c = buf_class(size);
+	void *buf;
+
+	if (c >= BUF_CLASSES)
+		return malloc(size);
+	buf = p->p_bufs[c];
+	if (buf != NULL) {
+		p->p_bufs[c] = *(void **)buf;
+		p->p_buf_bytes -= c * BUF_CLASS_SIZE;
+		return buf;
+	}
+	return malloc(c * BUF_CLASS_SIZE);
+}
+
+static void proc_buf_free(struct usched *s, void *buf, int size)
+{
+	struct proc *p = (struct proc *)s;
+	int c = buf_class(size);
+
+	if (c >= BUF_CLASSES || p->p_buf_bytes >= BUF_CACHE_MAX) {
+		free(buf);
+		return;
+	}
+	*(void **)buf = p->p_bufs[c];
+	p->p_bufs[c] = buf;
+	p->p_buf_bytes += c * BUF_CLASS_SIZE;
+}
+
+static void proc_bufs_free(struct proc *p)
+{
+	for (int c = 0; c < BUF_CLASSES; c++) {
+		while (p->p_bufs[c] != NULL) {
+			void *buf = p->p_bufs[c];
+
+			p->p_bufs[c] = *(void **)buf;
+			free(buf);
+		}
+	}
+	p->p_buf_bytes = 0;
+}
+
+/*
+ * Thread structs are carved from chunks that live until fini, and reused
+ * through the free list of the processor they finished on: a wake of a
+ * finished thread then finds ST_DONE instead of freed memory.
+ */
+static void *chunk_carve(struct procs *ps, char **chunk, size_t *left)
+{
+	size_t size = sizeof(struct sched_thread);
+	void *mem;
+
+	if (*left < size) {
+		void **c = malloc(CHUNK_SIZE);
+
+		if (c == NULL)
+			return NULL;
+		*c = __atomic_load_n(&ps->ps_chunks, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&ps->ps_chunks, c, c, 1,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+		*chunk = (char *)(c + 2);	/* keep 16-byte alignment */
+		*left = CHUNK_SIZE - 2 * sizeof(void *);
+	}
+	mem = *chunk;
+	*chunk += size;
+	*left -= size;
+	return mem;
+}
+
+static struct sched_thread *thread_mem(struct proc *p)
+{
+	struct procs *ps = p->p_procs;
+	struct proc *here = proc_current;
+	struct sched_thread *t;
+
+	if (here != NULL && here->p_procs == ps) {
+		t = here->p_free;
+		if (t != NULL) {
+			here->p_free = t->t_next;
+			return t;
+		}
+		return chunk_carve(ps, &here->p_chunk, &here->p_chunk_left);
+	}
+	pthread_mutex_lock(&ps->ps_lock);
+	t = chunk_carve(ps, &ps->ps_chunk, &ps->ps_chunk_left);
+	pthread_mutex_unlock(&ps->ps_lock);
+	return t;
+}
+
+struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
+				     void *arg)
+{
+	struct sched_thread *t = thread_mem(p);
+
+	if (t == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ustack_init(&t->t_u, &p->p_sched, f, arg, NULL, 0);
+	t->t_next = NULL;
+	t->t_inbox = NULL;
+	__atomic_store_n(&t->t_remote, 0, __ATOMIC_RELAXED);
+	t->t_permits = 0;
+	thread_set_state(t, ST_WAITING);
+	__atomic_fetch_add(&p->p_procs->ps_live, 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+void proc_thread_done(struct proc *p, struct sched_thread *t)
+{
+	struct procs *ps = p->p_procs;
+
+	if ((unsigned long)t->t_u.u_max > p->p_stats.ss_max_stack)
+		p->p_stats.ss_max_stack = t->t_u.u_max;
+	t->t_next = p->p_free;
+	p->p_free = t;
+	if (__atomic_sub_fetch(&ps->ps_live, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&ps->ps_exiting, __ATOMIC_SEQ_CST)) {
+		for (int i = 0; i < ps->ps_nr; i++)
+			proc_kick(proc_nth(ps, i));
+	}
+}
+
+static void proc_done(struct usched *s, struct ustack *u)
+{
+	struct proc *p = (struct proc *)s;
+	struct sched_thread *t = (struct sched_thread *)u;
+
+	thread_set_state(t, ST_DONE);
+	proc_thread_done(p, t);
+}
+
+int procs_over(struct procs *ps)
+{
+	return __atomic_load_n(&ps->ps_exiting, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&ps->ps_live, __ATOMIC_SEQ_CST) == 0;
+}
+
+void proc_idle(struct proc *p, int (*has_work)(struct proc *))
+{
+	for (int i = 0; i < SPIN_ROUNDS; i++) {
+		if (has_work(p) || procs_over(p->p_procs))
+			return;
+		cpu_relax();
+	}
+	__atomic_store_n(&p->p_asleep, 1, __ATOMIC_SEQ_CST);
+	if (!has_work(p) && !procs_over(p->p_procs)) {
+		p->p_stats.ss_sleeps++;
+		while (__atomic_load_n(&p->p_asleep, __ATOMIC_SEQ_CST))
+			futex_wait(&p->p_asleep, 1);
+	}
+	__atomic_store_n(&p->p_asleep, 0, __ATOMIC_RELAXED);
+}
+
+void proc_kick(struct proc *p)
+{
+	if (__atomic_load_n(&p->p_asleep, __ATOMIC_SEQ_CST) &&
+	    __atomic_exchange_n(&p->p_asleep, 0, __ATOMIC_SEQ_CST))
+		futex_wake(&p->p_asleep);
+}
+
+int procs_init(struct procs *ps, int nr, size_t size,
+	       struct ustack *(*next)(struct usched *))
+{
+	if (nr <= 0 || nr > 4096)
+		return -EINVAL;
+	if (ps->ps_started)
+		return -EBUSY;
+	free(ps->ps_base);	/* kept by the last fini for its counters */
+	size = (size + 63) & ~(size_t)63;	/* a cache line each */
+	*ps = (struct procs){ .ps_size = size, .ps_nr = nr };
+	ps->ps_base = aligned_alloc(64, size * nr);
+	if (ps->ps_base == NULL)
+		return -ENOMEM;
+	memset(ps->ps_base, 0, size * nr);
+	pthread_mutex_init(&ps->ps_lock, NULL);
+	for (int i = 0; i < nr; i++) {
+		struct proc *p = proc_nth(ps, i);
+
+		p->p_procs = ps;
+		p->p_idx = i;
+		p->p_sched.s_next = next;
+		p->p_sched.s_alloc = proc_buf_alloc;
+		p->p_sched.s_free = proc_buf_free;
+		p->p_sched.s_done = proc_done;
+	}
+	return 0;
+}
+
+/* Pins the calling native thread to the i-th CPU it may run on. */
+static void proc_pin(int i)
+{
+	cpu_set_t allowed, one;
+	int n = 0, cpu;
+
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		return;
+	i %= CPU_COUNT(&allowed);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (CPU_ISSET(cpu, &allowed) && n++ == i)
+			break;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+}
+
+static void *proc_main(void *arg)
+{
+	struct proc *p = arg;
+
+	if (pinning_on())
+		proc_pin(p->p_idx);
+	proc_current = p;
+	usched_run(&p->p_sched);
+	proc_current = NULL;
+	return NULL;
+}
+
+int procs_start(struct procs *ps)
+{
+	if (ps->ps_base == NULL || ps->ps_finished)
+		return -EINVAL;
+	if (ps->ps_started)
+		return -EALREADY;
+	for (int i = 0; i < ps->ps_nr; i++) {
+		struct proc *p = proc_nth(ps, i);
+		int rc = pthread_create(&p->p_thread, NULL, proc_main, p);
+
+		if (rc != 0) {
+			/* Let the ones started so far stop once work is done. */
+			ps->ps_nr = i;
+			ps->ps_started = 1;
+			return -rc;
+		}
+	}
+	ps->ps_started = 1;
+	return 0;
+}
+
+int procs_fini(struct procs *ps)
+{
+	void *c;
+
+	if (ps->ps_base == NULL || ps->ps_finished)
+		return -EINVAL;
+	if (!ps->ps_started && procs_start(ps) != 0 && ps->ps_nr == 0)
+		return -EAGAIN;
+	__atomic_store_n(&ps->ps_exiting, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < ps->ps_nr; i++)
+		proc_kick(proc_nth(ps, i));
+	for (int i = 0; i < ps->ps_nr; i++)
+		pthread_join(proc_nth(ps, i)->p_thread, NULL);
+	for (int i = 0; i < ps->ps_nr; i++)
+		proc_bufs_free(proc_nth(ps, i));
+	while ((c = ps->ps_chunks) != NULL) {
+		ps->ps_chunks = *(void **)c;
+		free(c);
+	}
+	pthread_mutex_destroy(&ps->ps_lock);
+	ps->ps_started = 0;
+	ps->ps_finished = 1;	/* the processors stay for procs_stats */
+	return 0;
+}
+
+int procs_stats(struct procs *ps, int i, struct sched_stats *out)
+{
+	if (ps->ps_base == NULL || i < 0 || i >= ps->ps_nr)
+		return -EINVAL;
+	*out = proc_nth(ps, i)->p_stats;
+	return 0;
+}

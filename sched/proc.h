@@ -1,0 +1,133 @@
+/*
+ * Processors: the native threads a scheduler runs usched_run() on, and what
+ * the schedulers share about them — pinning, sleeping when idle, thread
+ * and stack-buffer pools, counters and termination.
+ */
+#ifndef SCHED_PROC_H
+#define SCHED_PROC_H
+
+#include "../usched.h"
+#include "sched.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+enum sched_state {
+	ST_WAITING = 1,	/* blocked in wait, or spawned and not yet queued */
+	ST_READY,	/* in a ready queue */
+	ST_RUNNING,
+	ST_DONE		/* finished; the struct waits for reuse */
+};
+
+struct sched_thread {
+	struct ustack        t_u;	/* first: ustack_self() is one */
+	struct sched_thread *t_next;	/* ready queue or free list */
+	struct sched_thread *t_inbox;	/* ll: link in a remote-wake inbox */
+	unsigned             t_remote;	/* ll: remote wakes not yet applied */
+	int                  t_permits;	/* wakes no wait has consumed yet */
+	int                  t_state;	/* enum sched_state, atomic access */
+};
+
+/* A FIFO of ready threads. */
+struct sched_queue {
+	struct sched_thread *q_head;
+	struct sched_thread *q_tail;
+};
+
+enum { BUF_CLASSES = 64, BUF_CLASS_SIZE = 64 };
+
+struct proc {
+	struct usched        p_sched;	/* first: s_next gets a struct proc */
+	struct procs        *p_procs;
+	int                  p_idx;
+	int                  p_asleep;	/* futex word: 1 while sleeping */
+	pthread_t            p_thread;
+	struct sched_queue   p_ready;
+	struct sched_stats   p_stats;
+	struct sched_thread *p_free;	/* finished threads, for reuse */
+	char                *p_chunk;	/* where new thread structs come from */
+	size_t               p_chunk_left;
+	void                *p_bufs[BUF_CLASSES];	/* cached stack buffers */
+	size_t               p_buf_bytes;	/* bytes in p_bufs */
+};
+
+/* The processors of one scheduler. */
+struct procs {
+	char               *ps_base;	/* ps_nr processors of ps_size bytes */
+	size_t              ps_size;
+	int                 ps_nr;
+	int                 ps_started;
+	int                 ps_finished;	/* fini done; only stats left */
+	int                 ps_exiting;	/* fini was called (atomic) */
+	long                ps_live;	/* spawned, not finished (atomic) */
+	pthread_mutex_t     ps_lock;	/* for ps_chunk */
+	void               *ps_chunks;	/* every chunk of thread structs */
+	char               *ps_chunk;	/* for spawns from other threads */
+	size_t              ps_chunk_left;
+};
+
+static inline struct proc *proc_nth(struct procs *ps, int i)
+{
+	return (struct proc *)(ps->ps_base + (size_t)i * ps->ps_size);
+}
+
+static inline struct proc *proc_of(struct sched_thread *t)
+{
+	return (struct proc *)t->t_u.u_sched;
+}
+
+/* Wakers on other native threads read the state: access it atomically. */
+static inline int thread_state(struct sched_thread *t)
+{
+	return __atomic_load_n(&t->t_state, __ATOMIC_ACQUIRE);
+}
+
+static inline void thread_set_state(struct sched_thread *t, int state)
+{
+	__atomic_store_n(&t->t_state, state, __ATOMIC_RELEASE);
+}
+
+static inline struct sched_thread *sched_self(void)
+{
+	return (struct sched_thread *)ustack_self();
+}
+
+/* The processor the calling native thread is, if any. */
+struct proc *proc_here(void);
+
+/*
+ * Sets up nr processors of size bytes each (a struct proc first) with
+ * s_next = next; everything else is zeroed.
+ */
+int  procs_init(struct procs *ps, int nr, size_t size,
+		struct ustack *(*next)(struct usched *));
+/* Starts the processors' native threads. */
+int  procs_start(struct procs *ps);
+/*
+ * Marks the end, waits for every thread to finish and frees everything but
+ * the processors' counters, which stay until the next procs_init.
+ */
+int  procs_fini(struct procs *ps);
+int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
+
+/* A thread struct for f(arg) on p, in state ST_WAITING; NULL if no memory. */
+struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
+				     void *arg);
+/* Bookkeeping when a thread finishes (the s_done call-back). */
+void proc_thread_done(struct proc *p, struct sched_thread *t);
+
+void sched_enqueue(struct sched_queue *q, struct sched_thread *t);
+struct sched_thread *sched_dequeue(struct sched_queue *q);
+
+/*
+ * Idle: with nothing to run, a processor spins a little, then sleeps until
+ * proc_kick. has_work is checked after announcing the sleep, so a kick is
+ * never lost. Returns at once when the processors are to stop.
+ */
+void proc_idle(struct proc *p, int (*has_work)(struct proc *));
+/* Wakes p if it sleeps. Call after making the work visible. */
+void proc_kick(struct proc *p);
+/* True once fini was called and every thread finished. */
+int  procs_over(struct procs *ps);
+
+#endif /* SCHED_PROC_H */

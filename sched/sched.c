@@ -1,0 +1,29 @@
+/* Schedulers by name. */
+#include "sched.h"
+
+#include <string.h>
+
+static const struct sched_ops *const scheds[] = { &rr_ops, &ll_ops };
+
+const struct sched_ops *sched_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
+		if (strcmp(scheds[i]->so_name, name) == 0)
+			return scheds[i];
+	}
+	return NULL;
+}
+
+const char *sched_names(void)
+{
+	static char names[64];
+
+	if (names[0] == 0) {
+		for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
+			if (i > 0)
+				strcat(names, "|");
+			strcat(names, scheds[i]->so_name);
+		}
+	}
+	return names;
+}

@@ -1,0 +1,57 @@
+/*
+ * What every usched scheduler provides, as one function table, so that a
+ * program can pick a scheduler by name at run time.
+ */
+#ifndef SCHED_SCHED_H
+#define SCHED_SCHED_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-processor counters. */
+struct sched_stats {
+	unsigned long ss_switches;	/* threads s_next handed over */
+	unsigned long ss_local_wakes;	/* wake-ups from this processor */
+	unsigned long ss_remote_wakes;	/* from other native threads */
+	unsigned long ss_sleeps;	/* times it went idle */
+	unsigned long ss_max_stack;	/* largest stack saved here, bytes */
+};
+
+struct sched_ops {
+	const char *so_name;
+	/* proc_nr processors; thread_nr expected threads (a sizing hint). */
+	int   (*so_init)(int proc_nr, int thread_nr);
+	/* Starts the processors. Threads may be spawned before or after. */
+	int   (*so_start)(void);
+	/* A new thread running f(arg); NULL with errno set on failure. */
+	void *(*so_spawn)(void (*f)(void *), void *arg, int group);
+	/* Blocks the calling thread until woken; 0, or -errno (not blocked). */
+	int   (*so_wait)(void);
+	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished. */
+	int   (*so_wake)(void *thread);
+	/* Ends the calling thread, as returning from its function does. */
+	void  (*so_done)(void);
+	/* Starts the processors if needed, waits for every thread to finish,
+	 * stops the processors and frees everything. */
+	int   (*so_fini)(void);
+	/* Counters of processor proc (after start); -EINVAL if no such one. */
+	int   (*so_stats)(int proc, struct sched_stats *out);
+};
+
+extern const struct sched_ops rr_ops;
+extern const struct sched_ops ll_ops;
+
+/* The scheduler called name ("rr", "ll"), or NULL. */
+const struct sched_ops *sched_find(const char *name);
+/* Names of all schedulers, separated by '|', for usage messages. */
+const char *sched_names(void);
+
+/* Pin processor i to the i-th allowed CPU (default on; env USCHED_PIN=0). */
+void sched_set_pinning(int on);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCHED_SCHED_H */

@@ -1,0 +1,261 @@
+/*
+ * The schedulers, through the function table: rings on one and several
+ * processors, wake before wait, wake of a finished thread, idle processors
+ * and termination, spawning from threads, a million threads.
+ */
+#include "tap.h"
+#include "../sched/sched.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct sched_ops *ops;
+
+/* The ring: R cycles of N threads pass a token M rounds. */
+struct ring {
+	int    r_n, r_m;
+	void **r_thread;		/* N * R handles */
+	long  *r_got;			/* tokens each thread received */
+	long   r_errors;
+};
+
+static struct ring ring;
+
+static void member(void *arg)
+{
+	long i = (long)arg;
+	long cycle = i / ring.r_n, j = i % ring.r_n;
+	void *right = ring.r_thread[cycle * ring.r_n + (j + 1) % ring.r_n];
+
+	for (int round = 0; round < ring.r_m; round++) {
+		if (round % ring.r_n == j) {
+			if (ops->so_wake(right) != 0)
+				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+			if (ops->so_wait() != 0)
+				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+			ring.r_got[i]++;
+		} else {
+			if (ops->so_wait() != 0)
+				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+			ring.r_got[i]++;
+			if (ops->so_wake(right) != 0)
+				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+/* spread: neighbours in different groups, so ll wakes cross processors. */
+static void run_ring(int n, int r, int m, int procs, int spread)
+{
+	long total = (long)n * r, bad = 0;
+	struct sched_stats st;
+	unsigned long switches = 0, remote = 0;
+
+	ring = (struct ring){ .r_n = n, .r_m = m,
+			      .r_thread = calloc(total, sizeof(void *)),
+			      .r_got = calloc(total, sizeof(long)) };
+	require(ring.r_thread != NULL && ring.r_got != NULL);
+	require(ops->so_init(procs, total) == 0);
+	for (long i = 0; i < total; i++) {
+		ring.r_thread[i] = ops->so_spawn(member, (void *)i,
+						 (int)(spread ? i : i / n));
+		require(ring.r_thread[i] != NULL);
+	}
+	require(ops->so_start() == 0);
+	require(ops->so_fini() == 0);
+	for (long i = 0; i < total; i++)
+		bad += ring.r_got[i] != m;
+	for (int p = 0; ops->so_stats(p, &st) == 0; p++) {
+		switches += st.ss_switches;
+		remote += st.ss_remote_wakes;
+	}
+	ok(bad == 0 && ring.r_errors == 0 && switches >= (unsigned long)total,
+	   "%s ring N=%d R=%d M=%d P=%d%s: every thread got %d tokens "
+	   "(%ld wrong, %ld errors, %lu switches, %lu remote wakes)",
+	   ops->so_name, n, r, m, procs, spread ? " spread" : "", m, bad,
+	   ring.r_errors, switches, remote);
+	if (spread && procs > 1)
+		ok(remote > (unsigned long)m, "%s: wakes crossed processors",
+		   ops->so_name);
+	free(ring.r_thread);
+	free(ring.r_got);
+}
+
+/* Wake before wait: the wake is kept. */
+static int early_result;
+
+static void early(void *arg)
+{
+	(void)arg;
+	early_result = ops->so_wake(*(void **)arg) == 0 &&
+		       ops->so_wake(*(void **)arg) == 0 &&
+		       ops->so_wait() == 0 && ops->so_wait() == 0;
+}
+
+static void test_wake_before_wait(void)
+{
+	static void *self;
+
+	require(ops->so_init(1, 1) == 0);
+	self = ops->so_spawn(early, &self, 0);
+	require(self != NULL);
+	early_result = 0;
+	require(ops->so_fini() == 0);	/* fini starts the processors */
+	ok(early_result, "%s: two wakes before two waits; neither blocks "
+	   "forever", ops->so_name);
+}
+
+/* A wake of a finished thread is reported. */
+static void quick(void *arg)
+{
+	(void)arg;
+}
+
+static void *finished;
+static int finished_rc;
+
+static void wake_finished(void *arg)
+{
+	(void)arg;
+	ops->so_wait();		/* woken by main after `finished` ended */
+	finished_rc = ops->so_wake(finished);
+}
+
+static void test_wake_finished(void)
+{
+	void *waker;
+
+	require(ops->so_init(2, 2) == 0);
+	finished = ops->so_spawn(quick, NULL, 0);
+	waker = ops->so_spawn(wake_finished, NULL, 1);
+	require(finished != NULL && waker != NULL);
+	require(ops->so_start() == 0);
+	/* Until `quick` has ended, the wakes are kept as permits. */
+	while (ops->so_wake(finished) != -ESRCH)
+		;
+	ok(1, "%s: waking a finished thread from a native thread: -ESRCH",
+	   ops->so_name);
+	require(ops->so_wake(waker) == 0);
+	require(ops->so_fini() == 0);
+	ok(finished_rc == -ESRCH, "%s: and from a thread: -ESRCH",
+	   ops->so_name);
+}
+
+/* done() ends the thread; code after it never runs. */
+static int after_done;
+
+static void doner(void *arg)
+{
+	(void)arg;
+	ops->so_done();
+	after_done = 1;
+}
+
+/* Threads spawning threads: a binary tree, leaves counted. */
+static long leaves;
+
+static void tree(void *arg)
+{
+	long depth = (long)arg;
+
+	if (depth == 0) {
+		__atomic_fetch_add(&leaves, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (ops->so_spawn(tree, (void *)(depth - 1), (int)depth) == NULL)
+			__atomic_fetch_add(&leaves, -1000000, __ATOMIC_RELAXED);
+	}
+}
+
+static void test_misc(void)
+{
+	struct sched_stats st;
+
+	require(ops->so_init(2, 0) == 0);
+	ok(ops->so_fini() == 0, "%s: fini with nothing spawned returns",
+	   ops->so_name);
+	ok(ops->so_wait() == -EPERM, "%s: wait outside a thread: -EPERM",
+	   ops->so_name);
+
+	require(ops->so_init(2, 0) == 0);
+	after_done = 0;
+	require(ops->so_spawn(doner, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(after_done == 0, "%s: done() ends the thread", ops->so_name);
+
+	require(ops->so_init(4, 0) == 0);
+	require(ops->so_start() == 0);
+	leaves = 0;
+	require(ops->so_spawn(tree, (void *)14L, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(leaves == 1 << 14, "%s: threads spawning threads on 4 processors: "
+	   "%ld leaves", ops->so_name, leaves);
+	ok(ops->so_stats(3, &st) == 0 && ops->so_stats(4, &st) == -EINVAL,
+	   "%s: counters of processor 3 of 4, not of 4", ops->so_name);
+
+	require(ops->so_init(4, 1) == 0);
+	require(ops->so_start() == 0);
+	require(ops->so_spawn(quick, NULL, 0) != NULL);
+	ok(ops->so_fini() == 0, "%s: fini returns though 3 of 4 processors "
+	   "never got a thread", ops->so_name);
+}
+
+/* A million threads on two processors, each woken by the main thread. */
+static long million_woken;
+
+static void sleeper(void *arg)
+{
+	(void)arg;
+	if (ops->so_wait() == 0)
+		__atomic_fetch_add(&million_woken, 1, __ATOMIC_RELAXED);
+}
+
+static void test_million(void)
+{
+	long N = test_threads(1000000);
+	void **t = malloc(N * sizeof *t);
+	long failed = 0;
+
+	require(t != NULL);
+	require(ops->so_init(2, N) == 0);
+	million_woken = 0;
+	for (long i = 0; i < N; i++)
+		t[i] = ops->so_spawn(sleeper, NULL, (int)(i & 1));
+	require(ops->so_start() == 0);
+	for (long i = 0; i < N; i++)
+		failed += t[i] == NULL || ops->so_wake(t[i]) != 0;
+	require(ops->so_fini() == 0);
+	ok(failed == 0 && million_woken == N, "%s: %ld threads on 2 processors "
+	   "woken from a native thread: %ld woke, %ld failed", ops->so_name,
+	   N, million_woken, failed);
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	const char *names[] = { "rr", "ll" };
+
+	(void)argc;
+	(void)argv;
+	ok(sched_find("nope") == NULL, "unknown scheduler name: NULL");
+	ok(strcmp(sched_names(), "rr|ll") == 0, "names: %s", sched_names());
+	for (int i = 0; i < 2; i++) {
+		ops = sched_find(names[i]);
+		require(ops != NULL && strcmp(ops->so_name, names[i]) == 0);
+		run_ring(2, 1, 1000, 1, 0);
+		run_ring(8, 100, 100, 1, 0);
+		run_ring(8, 100, 100, 2, 0);
+		run_ring(2, 1000, 100, 3, 0);
+		run_ring(5, 7, 1000, 2, 0);
+		run_ring(2, 4, 20000, 2, 1);
+		run_ring(3, 50, 2000, 3, 1);
+		test_wake_before_wait();
+		test_wake_finished();
+		test_misc();
+		test_million();
+	}
+	return tap_done();
+}
