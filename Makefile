@@ -32,7 +32,12 @@ CFLAGS_O2  = -O2 -g $(HARDEN) -D_FORTIFY_SOURCE=2
 CFLAGS_O3  = -O3 -g $(HARDEN) -D_FORTIFY_SOURCE=2
 CFLAGS_Os  = -Os -g $(HARDEN) -D_FORTIFY_SOURCE=2
 
-.PHONY: all check-build test install clean
+# Benchmarks: the usched programs, then every peer whose toolchain is here.
+BENCH_BIN   := bench/bin
+BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
+PEERS       := c cpp go rust
+
+.PHONY: all check-build test install clean bench
 all: $(O)/libusched.a $(O)/libusched.so
 
 $(O)/obj/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h
@@ -54,6 +59,15 @@ $(O)/examples/%: $(O)/obj/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
+bench: $(BENCH_PROGS)
+	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p || exit; done
+
+$(BENCH_BIN)/%: bench/%.c bench/args.c bench/options.c bench/args.h \
+		bench/options.h $(O)/libusched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< bench/args.c bench/options.c $(O)/libusched.a \
+		-o $@ $(LDLIBS)
+
 # The public headers compile as C++ (if there is a C++ compiler).
 $(O)/tests/cxx-header.ok: $(PUB_HDRS)
 	@mkdir -p $(dir $@)
@@ -65,11 +79,12 @@ $(O)/tests/cxx-header.ok: $(PUB_HDRS)
 
 check-build: all $(TEST_BINS) $(EXAMPLES) $(O)/tests/cxx-header.ok
 
-test:
+test: bench
 	@set -e; $(foreach c,$(TEST_CONFIGS),$(MAKE) --no-print-directory \
 		O=build/$(c) CC="$(or $(CC_$(c)),$(CC))" \
 		CFLAGS="$(CFLAGS_$(c)) -Werror" check-build >/dev/null;)
-	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*)
+	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*) \
+		$(wildcard tests/t_*.sh tests/t_*.py)
 
 usched.pc: usched.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
@@ -85,4 +100,5 @@ install: all usched.pc
 	install -m 644 usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
-	rm -rf build obj tests/*.o libusched.a libusched.so usched.pc
+	rm -rf build obj tests/*.o libusched.a libusched.so usched.pc $(BENCH_BIN)
+	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done

@@ -175,6 +175,11 @@ int ll_wake(struct ll_thread *thread)
 	return 0;
 }
 
+struct ll_thread *ll_self(void)
+{
+	return (struct ll_thread *)sched_self();
+}
+
 void ll_done(void)
 {
 	ustack_abort();
@@ -195,6 +200,11 @@ static int ll_wake_any(void *t)
 	return ll_wake(t);
 }
 
+static void *ll_self_any(void)
+{
+	return ll_self();
+}
+
 
 const struct sched_ops ll_ops = {
 	.so_name  = "ll",
@@ -203,6 +213,7 @@ const struct sched_ops ll_ops = {
 	.so_spawn = ll_spawn,
 	.so_wait  = ll_wait,
 	.so_wake  = ll_wake_any,
+	.so_self  = ll_self_any,
 	.so_done  = ll_done,
 	.so_fini  = ll_fini,
 	.so_stats = ll_stats,

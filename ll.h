@@ -36,6 +36,8 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
 int  ll_wait(void);
 /* Wakes t, from any native thread. -ESRCH if t has finished. */
 int  ll_wake(struct ll_thread *t);
+/* The calling thread, NULL outside a thread. */
+struct ll_thread *ll_self(void);
 /* Ends the calling thread. */
 void ll_done(void) __attribute__((noreturn));
 /* Counters of processor proc. */

@@ -173,6 +173,11 @@ int rr_wake(struct rr_thread *thread)
 	return rc;
 }
 
+struct rr_thread *rr_self(void)
+{
+	return (struct rr_thread *)sched_self();
+}
+
 void rr_done(void)
 {
 	ustack_abort();
@@ -194,6 +199,11 @@ static int rr_wake_any(void *t)
 	return rr_wake(t);
 }
 
+static void *rr_self_any(void)
+{
+	return rr_self();
+}
+
 
 const struct sched_ops rr_ops = {
 	.so_name  = "rr",
@@ -202,6 +212,7 @@ const struct sched_ops rr_ops = {
 	.so_spawn = rr_spawn,
 	.so_wait  = rr_wait,
 	.so_wake  = rr_wake_any,
+	.so_self  = rr_self_any,
 	.so_done  = rr_done,
 	.so_fini  = rr_fini,
 	.so_stats = rr_stats,

@@ -32,6 +32,8 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
 int  rr_wait(void);
 /* Wakes t, from any native thread. -ESRCH if t has finished. */
 int  rr_wake(struct rr_thread *t);
+/* The calling thread, NULL outside a thread. */
+struct rr_thread *rr_self(void);
 /* Ends the calling thread. */
 void rr_done(void) __attribute__((noreturn));
 /* Counters of processor proc. */

@@ -30,6 +30,8 @@ struct sched_ops {
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished. */
 	int   (*so_wake)(void *thread);
+	/* The calling thread's handle, NULL outside a thread. */
+	void *(*so_self)(void);
 	/* Ends the calling thread, as returning from its function does. */
 	void  (*so_done)(void);
 	/* Starts the processors if needed, waits for every thread to finish,

@@ -1,0 +1,159 @@
+/*
+ * Strict command-line parsing shared by the benchmark peers (see args.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	/* strtoull() would accept "-1", " 7" and "0x10": do it by hand. */
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		unsigned int digit = (unsigned char)*s - '0';
+
+		if (digit > 9 || v > (UINT64_MAX - digit) / 10)
+			return -1;
+		v = v * 10 + digit;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "PROG: WHY" on stderr. */
+static void complain(const char *prog, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void complain(const char *prog, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	complain(prog, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "usage: %s %s", prog, usage);
+	exit(2);
+}
+
+static const char ring_usage_head[] =
+	"N R M D P\n"
+	"  N  threads per cycle (>= 2)\n"
+	"  R  number of cycles (>= 1)\n"
+	"  M  rounds; in round i thread i % N of each cycle sends the token (>= 1)\n";
+
+/* Build the usage text, which depends on what the peer allows for D and P. */
+static void ring_fail(const char *prog, unsigned int flags,
+		      const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+
+static void ring_fail(const char *prog, unsigned int flags,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	complain(prog, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "usage: %s ", prog);
+	fputs(ring_usage_head, stderr);
+	if (flags & RING_STACKLESS)
+		fprintf(stderr, "  D  must be 0 (stackless coroutines keep no frame while blocked)\n");
+	else
+		fprintf(stderr, "  D  extra stack bytes each thread keeps live (0..%llu)\n",
+			(unsigned long long)RING_MAX_D);
+	if (flags & RING_SINGLE)
+		fprintf(stderr, "  P  native threads: must be 1 (single-threaded scheduler)\n");
+	else if (flags & RING_ANY_P)
+		fprintf(stderr, "  P  native threads (>= 1); ignored: one native thread per ring member\n");
+	else
+		fprintf(stderr, "  P  native threads (1..%llu)\n",
+			(unsigned long long)RING_MAX_P);
+	fprintf(stderr, "Prints the elapsed seconds of the message-passing phase.\n");
+	exit(2);
+}
+
+void ring_args_parse(struct ring_args *a, int argc, char **argv,
+		     unsigned int flags)
+{
+	static const char *const names[] = { "N", "R", "M", "D", "P" };
+	const char *prog = argc > 0 ? argv[0] : "ring";
+	uint64_t v[5];
+	int i;
+
+	if (argc != 6)
+		ring_fail(prog, flags, "expected 5 arguments, got %d", argc - 1);
+	for (i = 0; i < 5; i++) {
+		if (parse_u64(argv[i + 1], &v[i]) != 0)
+			ring_fail(prog, flags,
+				  "%s: not an unsigned 64-bit decimal: '%s'",
+				  names[i], argv[i + 1]);
+	}
+	a->n = v[0];
+	a->r = v[1];
+	a->m = v[2];
+	a->d = v[3];
+	a->p = v[4];
+
+	if (a->n < 2)
+		ring_fail(prog, flags, "N must be at least 2");
+	if (a->r < 1)
+		ring_fail(prog, flags, "R must be at least 1");
+	if (a->m < 1)
+		ring_fail(prog, flags, "M must be at least 1");
+	if (a->p < 1)
+		ring_fail(prog, flags, "P must be at least 1");
+	if (a->r > UINT64_MAX / a->n)
+		ring_fail(prog, flags, "N*R overflows 64 bits");
+	a->threads = a->n * a->r;
+	if (a->m > UINT64_MAX / a->threads)
+		ring_fail(prog, flags, "N*R*M overflows 64 bits");
+	a->msgs = a->threads * a->m;
+	if (a->threads > RING_MAX_THREADS)
+		ring_fail(prog, flags, "N*R = %llu threads is more than %llu",
+			  (unsigned long long)a->threads,
+			  (unsigned long long)RING_MAX_THREADS);
+	if ((flags & RING_STACKLESS) && a->d != 0)
+		ring_fail(prog, flags, "D must be 0: stackless coroutines keep no stack frame while blocked");
+	if (a->d > RING_MAX_D)
+		ring_fail(prog, flags, "D is more than %llu",
+			  (unsigned long long)RING_MAX_D);
+	if ((flags & RING_SINGLE) && a->p != 1)
+		ring_fail(prog, flags, "P must be 1: this peer is single-threaded");
+	if (!(flags & RING_ANY_P) && a->p > RING_MAX_P)
+		ring_fail(prog, flags, "P is more than %llu",
+			  (unsigned long long)RING_MAX_P);
+}
+
+void check_memory(const char *prog, double need)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kib;
+	char line[128];
+
+	if (f == NULL)
+		return;		/* not Linux: let the allocator decide */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) != 1)
+			continue;
+		if (need > kib * 1024.0) {
+			fprintf(stderr, "%s: needs about %.0f MiB of memory but only %llu MiB are available\n",
+				prog, need / (1 << 20), kib >> 10);
+			exit(1);
+		}
+		break;
+	}
+	fclose(f);
+}

@@ -1,0 +1,60 @@
+/*
+ * Strict command-line parsing shared by the benchmark peers (C and C++),
+ * plus a memory check to refuse runs that cannot fit.
+ *
+ * Every ring peer takes "N R M D P"; see ring_args_parse().  Any malformed
+ * or out-of-range argument prints a usage message on stderr and exits with
+ * status 2, so a driver script can tell bad arguments (2) from a failed run
+ * (1).
+ */
+#ifndef PEERS_ARGS_H
+#define PEERS_ARGS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Upper bounds that keep every derived size well inside size_t. */
+#define RING_MAX_D	(UINT64_C(1) << 30)	/* bytes of live stack per thread */
+#define RING_MAX_P	UINT64_C(1024)		/* native threads of a pool */
+#define RING_MAX_THREADS UINT64_C(0xffffffff)	/* N * R: fits 32-bit indices */
+
+/* ring_args_parse() flags: what this peer does with D and P. */
+#define RING_STACKLESS	0x1	/* D must be 0: no stack frame survives a block */
+#define RING_SINGLE	0x2	/* P must be 1: single-threaded scheduler */
+#define RING_ANY_P	0x4	/* P is accepted (>= 1) but ignored */
+
+struct ring_args {
+	uint64_t n;		/* threads per cycle, >= 2 */
+	uint64_t r;		/* cycles, >= 1 */
+	uint64_t m;		/* rounds, >= 1 */
+	uint64_t d;		/* live stack bytes per thread */
+	uint64_t p;		/* native threads */
+	uint64_t threads;	/* n * r */
+	uint64_t msgs;		/* n * r * m */
+};
+
+/* Parse a plain unsigned decimal ("0".."18446744073709551615"): no sign,
+ * no spaces, no base prefix.  Returns 0 on success, -1 otherwise. */
+int parse_u64(const char *s, uint64_t *out);
+
+/* Print "PROG: WHY" and "usage: PROG USAGE" on stderr, then exit(2). */
+void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+
+/* Parse argv = PROG N R M D P into @a, or exit(2) with a usage message. */
+void ring_args_parse(struct ring_args *a, int argc, char **argv,
+		     unsigned flags);
+
+/* Exit(1) with a message if about @need bytes are more than the memory
+ * available now (MemAvailable): with overcommit a big run would otherwise
+ * end in the OOM killer rather than in a clean allocation failure. */
+void check_memory(const char *prog, double need);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PEERS_ARGS_H */

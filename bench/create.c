@@ -1,0 +1,133 @@
+/*
+ * create: nanoseconds to create, run and destroy a thread that returns at
+ * once. Through a scheduler (default ll, on one processor), a thread
+ * spawns children in batches and waits for each batch; with --sched none,
+ * the bare dispatcher runs one ustack after another.
+ *
+ * usage: create [--sched rr|ll|none] COUNT
+ */
+#include "../usched.h"
+#include "args.h"
+#include "options.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+enum { BATCH = 1024 };
+
+static const char usage[] =
+	"[--sched rr|ll|none] COUNT\n"
+	"  COUNT  threads to create, run and destroy (>= 1)\n"
+	"Prints nanoseconds per thread.\n";
+
+static const struct sched_ops *ops;
+static uint64_t count;
+static uint64_t ran;
+static uint64_t pending;	/* children of the current batch still running */
+static void *parent;
+static int errors;
+
+static void child(void *arg)
+{
+	(void)arg;
+	ran++;
+	if (--pending == 0 && ops->so_wake(parent) != 0)
+		errors++;
+}
+
+static void spawner(void *arg)
+{
+	uint64_t batch;
+
+	(void)arg;
+	parent = ops->so_self();
+	for (uint64_t done = 0; done < count; done += batch) {
+		batch = count - done < BATCH ? count - done : BATCH;
+		pending = batch;
+		for (uint64_t k = batch; k > 0; k--) {
+			if (ops->so_spawn(child, NULL, 0) == NULL) {
+				errors++;
+				return;
+			}
+		}
+		if (ops->so_wait() != 0) {
+			errors++;
+			return;
+		}
+	}
+}
+
+static void run_scheduled(void)
+{
+	if (ops->so_init(1, BATCH + 1) != 0 ||
+	    ops->so_spawn(spawner, NULL, 0) == NULL ||
+	    ops->so_start() != 0 || ops->so_fini() != 0)
+		errors++;
+}
+
+/* The bare dispatcher: s_next hands out one fresh ustack after another. */
+static struct ustack bare;
+
+static void bare_child(void *arg)
+{
+	(void)arg;
+	ran++;
+}
+
+static struct ustack *bare_next(struct usched *s)
+{
+	if (ran == count)
+		return NULL;
+	ustack_init(&bare, s, bare_child, NULL, NULL, 0);
+	return &bare;
+}
+
+static void *bare_alloc(struct usched *s, int size)
+{
+	(void)s;
+	return malloc(size);
+}
+
+static void bare_free(struct usched *s, void *buf, int size)
+{
+	(void)s;
+	(void)size;
+	free(buf);
+}
+
+static void run_bare(void)
+{
+	struct usched s = { .s_next = bare_next, .s_alloc = bare_alloc,
+			    .s_free = bare_free };
+
+	usched_run(&s);
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec t0, t1;
+	int i = bench_options(argc, argv, usage, "ll", 1, &ops, NULL);
+
+	if (argc - i != 1)
+		usage_fail(argv[0], usage, "expected COUNT");
+	if (parse_u64(argv[i], &count) != 0 || count == 0)
+		usage_fail(argv[0], usage, "COUNT: not a positive number: '%s'",
+			   argv[i]);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (ops != NULL)
+		run_scheduled();
+	else
+		run_bare();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (errors != 0 || ran != count) {
+		fprintf(stderr, "%s: %llu of %llu threads ran, %d errors\n",
+			argv[0], (unsigned long long)ran,
+			(unsigned long long)count, errors);
+		return 1;
+	}
+	printf("%.2f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 +
+			  (t1.tv_nsec - t0.tv_nsec)) / count);
+	return 0;
+}

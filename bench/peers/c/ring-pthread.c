@@ -1,0 +1,212 @@
+/*
+ * ring-pthread: the ring benchmark with one native thread per ring member.
+ *
+ * Usage: ring-pthread N R M D P (see args.h).  P is ignored: the kernel
+ * schedules N*R threads.
+ *
+ * Each member blocks in sem_wait() on its own semaphore; handing the token
+ * to the right neighbour is a sem_post() on the neighbour's semaphore.  A
+ * token posted before the neighbour waits stays in the semaphore, so a new
+ * round may start before the previous token has finished its lap, as with a
+ * counting channel in the other peers.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "args.h"
+
+#define PROG		"ring-pthread"
+#define BASE_STACK	(64 * 1024)	/* plenty for the loop plus libc */
+#define PAD_MARK	0xa5
+
+/* One per thread; cache-line aligned so neighbours do not false-share. */
+struct member {
+	sem_t		 sem;		/* tokens received, not yet taken */
+	struct member	*right;
+	uint64_t	 pos;		/* index within the cycle */
+	uint64_t	 received;
+	int		 pad_bad;	/* the D-byte frame got corrupted */
+} __attribute__((aligned(64)));
+
+static struct ring_args cfg;
+
+/* Make the compiler assume *p is read and written behind its back. */
+static inline void escape(void *p)
+{
+	__asm__ __volatile__("" : : "r"(p) : "memory");
+}
+
+static void take(struct member *me)
+{
+	while (sem_wait(&me->sem) != 0) {
+		if (errno != EINTR) {
+			perror(PROG ": sem_wait");
+			exit(1);
+		}
+	}
+	me->received++;
+}
+
+static void give(struct member *to)
+{
+	if (sem_post(&to->sem) != 0) {
+		perror(PROG ": sem_post");
+		exit(1);
+	}
+}
+
+static void run(struct member *me)
+{
+	uint64_t turn = 0;	/* == round % N, without a division */
+	uint64_t i;
+
+	for (i = 0; i < cfg.m; i++) {
+		if (turn == me->pos) {
+			give(me->right);
+			take(me);
+		} else {
+			take(me);
+			give(me->right);
+		}
+		if (++turn == cfg.n)
+			turn = 0;
+	}
+}
+
+static void *member_main(void *arg)
+{
+	struct member *me = arg;
+	size_t d = cfg.d;
+	unsigned char pad[d > 0 ? d : 1];	/* live across every block */
+
+	memset(pad, PAD_MARK, d);
+	escape(pad);
+	run(me);
+	escape(pad);
+	if (d > 0 && (pad[0] != PAD_MARK || pad[d - 1] != PAD_MARK))
+		me->pad_bad = 1;
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int verify(const struct member *members)
+{
+	uint64_t total = 0;
+	uint64_t bad = 0;
+	uint64_t i;
+
+	for (i = 0; i < cfg.threads; i++) {
+		const struct member *mb = &members[i];
+
+		total += mb->received;
+		if (mb->received != cfg.m || mb->pad_bad) {
+			if (bad++ < 10)
+				fprintf(stderr, PROG ": thread %llu (cycle %llu) received %llu tokens, expected %llu%s\n",
+					(unsigned long long)i,
+					(unsigned long long)(i / cfg.n),
+					(unsigned long long)mb->received,
+					(unsigned long long)cfg.m,
+					mb->pad_bad ? "; stack pad corrupted" : "");
+		}
+	}
+	if (bad > 0 || total != cfg.msgs) {
+		fprintf(stderr, PROG ": verification failed: %llu bad threads, %llu of %llu messages\n",
+			(unsigned long long)bad, (unsigned long long)total,
+			(unsigned long long)cfg.msgs);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct member *members;
+	pthread_t *tids;
+	pthread_attr_t attr;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t stack;
+	double start, elapsed;
+	uint64_t i;
+	int err;
+
+	ring_args_parse(&cfg, argc, argv, RING_ANY_P);
+	/* Stack pages touched, struct pthread, kernel stack and task. */
+	check_memory(PROG, (double)cfg.threads * (cfg.d + 32 * 1024));
+
+	/* cfg.threads <= RING_MAX_THREADS, so these sizes cannot overflow. */
+	members = aligned_alloc(64, cfg.threads * sizeof(*members));
+	tids = malloc(cfg.threads * sizeof(*tids));
+	if (members == NULL || tids == NULL) {
+		fprintf(stderr, PROG ": out of memory for %llu threads\n",
+			(unsigned long long)cfg.threads);
+		return 1;
+	}
+	for (i = 0; i < cfg.threads; i++) {
+		struct member *mb = &members[i];
+		uint64_t first = i - i % cfg.n;
+
+		mb->pos = i % cfg.n;
+		mb->right = &members[first + (mb->pos + 1) % cfg.n];
+		mb->received = 0;
+		mb->pad_bad = 0;
+		if (sem_init(&mb->sem, 0, 0) != 0) {
+			perror(PROG ": sem_init");
+			return 1;
+		}
+	}
+
+	/* cfg.d <= RING_MAX_D, so this cannot overflow either. */
+	stack = (BASE_STACK + cfg.d + page - 1) / page * page;
+	if (pthread_attr_init(&attr) != 0 ||
+	    pthread_attr_setstacksize(&attr, stack) != 0) {
+		fprintf(stderr, PROG ": cannot set a %zu-byte thread stack\n",
+			stack);
+		return 1;
+	}
+
+	start = now();
+	for (i = 0; i < cfg.threads; i++) {
+		err = pthread_create(&tids[i], &attr, member_main, &members[i]);
+		if (err != 0) {
+			fprintf(stderr, PROG ": cannot create thread %llu of %llu: %s\n",
+				(unsigned long long)i + 1,
+				(unsigned long long)cfg.threads, strerror(err));
+			exit(1);	/* the threads already running die with us */
+		}
+	}
+	for (i = 0; i < cfg.threads; i++) {
+		err = pthread_join(tids[i], NULL);
+		if (err != 0) {
+			fprintf(stderr, PROG ": pthread_join: %s\n",
+				strerror(err));
+			return 1;
+		}
+	}
+	elapsed = now() - start;
+
+	if (verify(members) != 0)
+		return 1;
+	printf("%.6f\n", elapsed);
+	pthread_attr_destroy(&attr);
+	for (i = 0; i < cfg.threads; i++)
+		sem_destroy(&members[i].sem);
+	free(tids);
+	free(members);
+	return 0;
+}

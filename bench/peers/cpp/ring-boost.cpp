@@ -1,0 +1,231 @@
+// ring-boost: the ring benchmark with Boost.Context stackful fibers on one
+// native thread.
+//
+// Usage: ring-boost N R M D 1 (see args.h).  P must be 1.  Every fiber keeps
+// D bytes live in its own frame while it blocks.
+//
+// A blocking fiber switches straight to the next runnable fiber (FIFO run
+// queue), not through a scheduler fiber: one context switch per block.
+// Channels count tokens like a semaphore, as in the other peers.
+
+#include <alloca.h>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/fixedsize_stack.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include "args.h"
+
+namespace ctx = boost::context;
+
+namespace {
+
+constexpr const char *prog = "ring-boost";
+constexpr std::size_t base_stack = 16 * 1024;	// loop, boost's record, slack
+constexpr unsigned char pad_mark = 0xa5;
+
+// Make the compiler assume *p is read and written behind its back.
+inline void escape(void *p)
+{
+	asm volatile("" : : "r"(p) : "memory");
+}
+
+struct member {
+	ctx::fiber fiber;		// suspended context, empty while running
+	std::uint64_t tokens = 0;	// received, not yet taken
+	bool waiting = false;
+	bool pad_bad = false;
+	std::uint64_t received = 0;
+};
+
+class scheduler {
+public:
+	explicit scheduler(std::size_t capacity)
+	{
+		std::size_t size = 1;
+		while (size < capacity)
+			size *= 2;
+		slots_.resize(size);
+		mask_ = size - 1;
+	}
+
+	void push(member *m) { slots_[tail_++ & mask_] = m; }
+
+	// Run the queued fibers; returns when none is runnable.
+	void run()
+	{
+		current_ = &main_;
+		switch_to(next());
+	}
+
+	// Called first thing on a fresh fiber's stack.
+	void started(ctx::fiber &&from) { from_->fiber = std::move(from); }
+
+	// Block the current fiber until send() hands it a token.
+	void recv(member &me)
+	{
+		if (me.tokens > 0) {
+			me.tokens--;
+			return;
+		}
+		me.waiting = true;
+		switch_to(next());
+	}
+
+	void send(member &to)
+	{
+		if (to.waiting) {
+			to.waiting = false;	// the token goes to the waiter
+			push(&to);
+		} else {
+			to.tokens++;
+		}
+	}
+
+	// Where a finishing fiber goes; its own stack is freed on the way.
+	ctx::fiber exit_to()
+	{
+		member *to = next();
+
+		from_ = current_;
+		current_ = to;
+		return std::move(to->fiber);
+	}
+
+private:
+	member *next()
+	{
+		return head_ != tail_ ? slots_[head_++ & mask_] : &main_;
+	}
+
+	void switch_to(member *to)
+	{
+		from_ = current_;
+		current_ = to;
+		ctx::fiber from = std::move(to->fiber).resume();
+		// Back on our own stack: whoever switched here left from_ set.
+		from_->fiber = std::move(from);
+	}
+
+	std::vector<member *> slots_;
+	std::size_t mask_ = 0, head_ = 0, tail_ = 0;
+	member main_;			// the thread's original context
+	member *current_ = nullptr;
+	member *from_ = nullptr;	// the fiber that switched away last
+};
+
+void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
+	       member &me, member &right)
+{
+	std::uint64_t turn = 0;	// == round % N, without a division
+
+	for (std::uint64_t i = 0; i < cfg.m; i++) {
+		if (turn == pos) {
+			s.send(right);
+			s.recv(me);
+		} else {
+			s.recv(me);
+			s.send(right);
+		}
+		me.received++;
+		if (++turn == cfg.n)
+			turn = 0;
+	}
+}
+
+// Not inlined, so the D-byte block lives in this frame under ring_loop().
+[[gnu::noinline]] void ring_member(scheduler &s, const ring_args &cfg,
+				   std::uint64_t pos, member &me, member &right)
+{
+	auto *pad = static_cast<unsigned char *>(alloca(cfg.d > 0 ? cfg.d : 1));
+
+	std::memset(pad, pad_mark, cfg.d);
+	escape(pad);
+	ring_loop(s, cfg, pos, me, right);
+	escape(pad);
+	if (cfg.d > 0 && (pad[0] != pad_mark || pad[cfg.d - 1] != pad_mark))
+		me.pad_bad = true;
+}
+
+bool verify(const ring_args &cfg, const std::vector<member> &members)
+{
+	std::uint64_t total = 0, bad = 0;
+
+	for (std::uint64_t i = 0; i < cfg.threads; i++) {
+		const member &mb = members[i];
+
+		total += mb.received;
+		if ((mb.received != cfg.m || mb.pad_bad) && bad++ < 10)
+			std::fprintf(stderr, "%s: thread %llu (cycle %llu) received %llu tokens, expected %llu%s\n",
+				     prog, (unsigned long long)i,
+				     (unsigned long long)(i / cfg.n),
+				     (unsigned long long)mb.received,
+				     (unsigned long long)cfg.m,
+				     mb.pad_bad ? "; stack pad corrupted" : "");
+	}
+	if (bad == 0 && total == cfg.msgs)
+		return true;
+	std::fprintf(stderr, "%s: verification failed: %llu bad threads, %llu of %llu messages\n",
+		     prog, (unsigned long long)bad, (unsigned long long)total,
+		     (unsigned long long)cfg.msgs);
+	return false;
+}
+
+int run(const ring_args &cfg)
+{
+	std::vector<member> members(cfg.threads);
+	scheduler s(cfg.threads);
+	// cfg.d <= RING_MAX_D: no overflow; round up to whole pages.
+	ctx::fixedsize_stack stack((base_stack + cfg.d + 4095) / 4096 * 4096);
+
+	auto start = std::chrono::steady_clock::now();
+	for (std::uint64_t i = 0; i < cfg.threads; i++) {
+		std::uint64_t pos = i % cfg.n;
+		member &me = members[i];
+		member &right = members[i - pos + (pos + 1) % cfg.n];
+
+		me.fiber = ctx::fiber(std::allocator_arg, stack,
+			[&s, &cfg, pos, &me, &right](ctx::fiber &&from) {
+				s.started(std::move(from));
+				ring_member(s, cfg, pos, me, right);
+				return s.exit_to();
+			});
+		s.push(&me);
+	}
+	s.run();
+	std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+
+	if (!verify(cfg, members)) {
+		// Fibers still blocked would be unwound by ~fiber(): skip that.
+		std::fflush(stderr);
+		std::_Exit(1);
+	}
+	std::printf("%.6f\n", elapsed.count());
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	ring_args cfg;
+
+	ring_args_parse(&cfg, argc, argv, RING_SINGLE);
+	// Touched stack pages (about 5 KiB measured) plus the pad.
+	check_memory(prog, cfg.threads * (8192.0 + cfg.d));
+	try {
+		return run(cfg);
+	} catch (const std::exception &e) {
+		// Stacks come from malloc(), members from operator new.
+		std::fprintf(stderr, "%s: out of memory for %llu fibers (%s)\n",
+			     prog, (unsigned long long)cfg.threads, e.what());
+		return 1;
+	}
+}

@@ -1,0 +1,354 @@
+// ring-cpp-pool: the ring benchmark with C++20 stackless coroutines on a
+// pool of P native threads.
+//
+// Usage: ring-cpp-pool N R M 0 P (see args.h).  D must be 0.
+//
+// Scheduling is Go-like: every worker has its own FIFO run queue; a
+// coroutine woken by a send goes to the queue of the worker that sent, so
+// a cycle tends to stay on one worker, and an idle worker steals half of
+// another worker's queue, so any coroutine may be resumed by any worker.
+// Channels count tokens like a semaphore, as in ring-cpp, but with atomics.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <coroutine>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "args.h"
+
+namespace {
+
+constexpr const char *prog = "ring-cpp-pool";
+
+// A fire-and-forget coroutine: created suspended, started by a worker,
+// frees its own frame when it returns.
+struct task {
+	struct promise_type {
+		task get_return_object() noexcept
+		{
+			return {std::coroutine_handle<promise_type>::from_promise(*this)};
+		}
+		std::suspend_always initial_suspend() noexcept { return {}; }
+		std::suspend_never final_suspend() noexcept { return {}; }
+		void return_void() noexcept {}
+		// A full run queue (out of memory): let the worker report it.
+		void unhandled_exception() { throw; }
+	};
+	std::coroutine_handle<> handle;
+};
+
+// Per-worker run queue.  A plain mutex: it is almost always uncontended,
+// the owner being the only user except when someone steals.
+struct alignas(64) worker {
+	std::size_t id;
+	std::mutex mu;
+	std::deque<std::coroutine_handle<>> queue;
+
+	// Returns the queue length after the push.
+	std::size_t push(std::coroutine_handle<> h)
+	{
+		std::lock_guard lk(mu);
+		queue.push_back(h);
+		return queue.size();
+	}
+
+	std::coroutine_handle<> pop()
+	{
+		std::lock_guard lk(mu);
+		if (queue.empty())
+			return {};
+		auto h = queue.front();
+		queue.pop_front();
+		return h;
+	}
+
+	bool empty()
+	{
+		std::lock_guard lk(mu);
+		return queue.empty();
+	}
+};
+
+class pool {
+public:
+	explicit pool(std::size_t nr_workers)
+	{
+		for (std::size_t i = 0; i < nr_workers; i++) {
+			workers_.push_back(std::make_unique<worker>());
+			workers_.back()->id = i;
+		}
+	}
+
+	// Before run(): place a new coroutine on worker @i % P.
+	void spawn(std::coroutine_handle<> h, std::uint64_t i)
+	{
+		workers_[i % workers_.size()]->push(h);
+	}
+
+	// Make a coroutine runnable on the calling worker.
+	void wake(std::coroutine_handle<> h)
+	{
+		// The woken coroutine alone will be run by this worker as soon as
+		// the current one blocks: only surplus work is worth a wakeup.
+		if (self_->push(h) > 1 && sleepers_.load() > 0) {
+			std::lock_guard lk(idle_mu_);
+			idle_cv_.notify_one();
+		}
+	}
+
+	// Run until every worker is idle with all queues empty: then all
+	// coroutines have returned, or the rest can never be woken.
+	void run()
+	{
+		std::vector<std::thread> threads;
+
+		for (auto &w : workers_) {
+			try {
+				threads.emplace_back([this, &w] { work(*w); });
+			} catch (const std::system_error &e) {
+				// Workers already run coroutines: no clean way back.
+				std::fprintf(stderr, "%s: cannot start worker thread %zu of %zu: %s\n",
+					     prog, w->id + 1, workers_.size(), e.what());
+				std::_Exit(1);
+			}
+		}
+		for (auto &t : threads)
+			t.join();
+	}
+
+private:
+	void work(worker &w)
+	{
+		self_ = &w;
+		try {
+			for (;;) {
+				auto h = w.pop();
+				if (!h)
+					h = steal(w);
+				if (h)
+					h.resume();
+				else if (!idle())
+					return;
+			}
+		} catch (const std::exception &e) {
+			std::fprintf(stderr, "%s: worker %zu: %s\n", prog, w.id, e.what());
+			std::_Exit(1);
+		}
+	}
+
+	// Move the older half of some victim's queue to @w; return one of it.
+	std::coroutine_handle<> steal(worker &w)
+	{
+		std::size_t n = workers_.size();
+		std::deque<std::coroutine_handle<>> loot;
+
+		if (n == 1)
+			return {};
+		for (int attempt = 0; attempt < 64; attempt++) {
+			for (std::size_t k = 1; k < n; k++) {
+				worker &v = *workers_[(w.id + k) % n];
+				{
+					std::lock_guard lk(v.mu);
+					std::size_t take = (v.queue.size() + 1) / 2;
+					for (; take > 0; take--) {
+						loot.push_back(v.queue.front());
+						v.queue.pop_front();
+					}
+				}
+				if (!loot.empty()) {
+					auto h = loot.front();
+					loot.pop_front();
+					if (!loot.empty()) {
+						std::lock_guard lk(w.mu);
+						w.queue.insert(w.queue.end(), loot.begin(), loot.end());
+					}
+					return h;
+				}
+			}
+			std::this_thread::yield();
+		}
+		return {};
+	}
+
+	// Sleep until there may be work.  Returns false when the pool is done.
+	bool idle()
+	{
+		std::unique_lock lk(idle_mu_);
+
+		sleepers_++;
+		for (;;) {
+			if (done_)
+				break;
+			bool work = false;
+			for (auto &w : workers_)
+				work = work || !w->empty();
+			if (work)
+				break;
+			// Every other worker sleeps too, so nobody can push any more.
+			if (sleepers_.load() == workers_.size()) {
+				done_ = true;
+				idle_cv_.notify_all();
+				break;
+			}
+			idle_cv_.wait(lk);
+		}
+		sleepers_--;
+		return !done_;
+	}
+
+	std::vector<std::unique_ptr<worker>> workers_;
+	std::mutex idle_mu_;
+	std::condition_variable idle_cv_;
+	std::atomic<std::size_t> sleepers_{0};
+	bool done_ = false;		// under idle_mu_
+	static thread_local worker *self_;
+};
+
+thread_local worker *pool::self_ = nullptr;
+
+// A counting channel with at most one receiver.  state > 0: tokens
+// waiting; state == -1: the receiver is suspended in waiter_.
+class channel {
+public:
+	void send(pool &p)
+	{
+		// acquire: see waiter_ as stored before the receiver's decrement.
+		if (state_.fetch_add(1, std::memory_order_acq_rel) < 0)
+			p.wake(waiter_);	// the token goes to the waiter
+	}
+
+	auto recv()
+	{
+		struct awaiter {
+			channel &ch;
+
+			bool await_ready() noexcept
+			{
+				auto s = ch.state_.load(std::memory_order_relaxed);
+				while (s > 0) {
+					if (ch.state_.compare_exchange_weak(s, s - 1,
+							std::memory_order_acquire,
+							std::memory_order_relaxed))
+						return true;
+				}
+				return false;
+			}
+
+			bool await_suspend(std::coroutine_handle<> h) noexcept
+			{
+				channel &c = ch;
+
+				c.waiter_ = h;
+				// Once state is -1 a sender may resume us on another
+				// worker at once: touch nothing in the frame after this.
+				// A token that arrived meanwhile is taken right here.
+				return c.state_.fetch_sub(1, std::memory_order_acq_rel) <= 0;
+			}
+
+			void await_resume() noexcept {}
+		};
+		return awaiter{*this};
+	}
+
+private:
+	std::atomic<std::int64_t> state_{0};
+	std::coroutine_handle<> waiter_;
+};
+
+// One per ring member; aligned so neighbours do not share a cache line.
+struct alignas(64) member {
+	channel inbox;
+	std::uint64_t received = 0;
+};
+
+task ring_member(pool &p, const ring_args &cfg, std::uint64_t pos,
+		 member &me, member &right)
+{
+	std::uint64_t turn = 0;	// == round % N, without a division
+
+	for (std::uint64_t i = 0; i < cfg.m; i++) {
+		if (turn == pos) {
+			right.inbox.send(p);
+			co_await me.inbox.recv();
+		} else {
+			co_await me.inbox.recv();
+			right.inbox.send(p);
+		}
+		me.received++;
+		if (++turn == cfg.n)
+			turn = 0;
+	}
+}
+
+bool verify(const ring_args &cfg, const std::vector<member> &members)
+{
+	std::uint64_t total = 0, bad = 0;
+
+	for (std::uint64_t i = 0; i < cfg.threads; i++) {
+		std::uint64_t got = members[i].received;
+
+		total += got;
+		if (got != cfg.m && bad++ < 10)
+			std::fprintf(stderr, "%s: thread %llu (cycle %llu) received %llu tokens, expected %llu\n",
+				     prog, (unsigned long long)i,
+				     (unsigned long long)(i / cfg.n),
+				     (unsigned long long)got,
+				     (unsigned long long)cfg.m);
+	}
+	if (bad == 0 && total == cfg.msgs)
+		return true;
+	std::fprintf(stderr, "%s: verification failed: %llu bad threads, %llu of %llu messages\n",
+		     prog, (unsigned long long)bad, (unsigned long long)total,
+		     (unsigned long long)cfg.msgs);
+	return false;
+}
+
+int run(const ring_args &cfg)
+{
+	std::vector<member> members(cfg.threads);
+	pool p(cfg.p);
+
+	auto start = std::chrono::steady_clock::now();
+	for (std::uint64_t i = 0; i < cfg.threads; i++) {
+		std::uint64_t pos = i % cfg.n;
+		member &right = members[i - pos + (pos + 1) % cfg.n];
+
+		// Whole cycles start on one worker: their sends stay local.
+		p.spawn(ring_member(p, cfg, pos, members[i], right).handle, i / cfg.n);
+	}
+	p.run();
+	std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+
+	if (!verify(cfg, members))
+		return 1;
+	std::printf("%.6f\n", elapsed.count());
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	ring_args cfg;
+
+	ring_args_parse(&cfg, argc, argv, RING_STACKLESS);
+	// Frame, member and queue slot: about 200 bytes measured.
+	check_memory(prog, cfg.threads * 256.0);
+	try {
+		return run(cfg);
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "%s: out of memory for %llu coroutines (%s)\n",
+			     prog, (unsigned long long)cfg.threads, e.what());
+		return 1;
+	}
+}

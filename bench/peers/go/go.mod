@@ -1,0 +1,3 @@
+module usched/bench/peers/go
+
+go 1.26

@@ -1,0 +1,135 @@
+// Package peer holds what the Go benchmark peers share: strict argument
+// parsing, the exit-status conventions, a memory pre-check and the result line.
+package peer
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Exit statuses shared by all peers.
+const (
+	ExitFail  = 1 // verification failed or resources exhausted
+	ExitUsage = 2 // bad command line
+)
+
+// Limits that are part of the command-line contract.
+const (
+	MaxProcs = 1024    // P: more native threads than this is surely a typo
+	MaxPad   = 1 << 28 // D: stays well below Go's 1 GB goroutine stack limit
+)
+
+// Uint parses a strict unsigned decimal: ASCII digits only (no sign, blank,
+// underscore or base prefix) and the value must fit in 64 bits.
+func Uint(s string) (uint64, error) {
+	v, err := strconv.ParseUint(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%q does not fit in 64 bits", s)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an unsigned decimal integer", s)
+	}
+	return v, nil
+}
+
+// Ring is the ring benchmark's command line: N R M D P.
+type Ring struct{ N, R, M, D, P uint64 }
+
+// RingUsage is the usage line without the program name.
+const RingUsage = "N R M D P\n" +
+	"  N >= 2 threads per cycle, R >= 1 cycles, M >= 1 rounds,\n" +
+	"  D extra bytes live in each thread's frame, P native threads (1..1024)"
+
+// ParseRing checks the five positional arguments (without argv[0]).
+func ParseRing(args []string) (Ring, error) {
+	var r Ring
+	if len(args) != 5 {
+		return r, fmt.Errorf("expected 5 arguments, got %d", len(args))
+	}
+	dst := []*uint64{&r.N, &r.R, &r.M, &r.D, &r.P}
+	for i, name := range []string{"N", "R", "M", "D", "P"} {
+		v, err := Uint(args[i])
+		if err != nil {
+			return r, fmt.Errorf("%s: %v", name, err)
+		}
+		*dst[i] = v
+	}
+	switch {
+	case r.N < 2:
+		return r, errors.New("N must be at least 2")
+	case r.R < 1:
+		return r, errors.New("R must be at least 1")
+	case r.M < 1:
+		return r, errors.New("M must be at least 1")
+	case r.P < 1 || r.P > MaxProcs:
+		return r, fmt.Errorf("P must be between 1 and %d", MaxProcs)
+	case r.D > MaxPad:
+		return r, fmt.Errorf("D must be at most %d", MaxPad)
+	}
+	if _, err := r.Messages(); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Messages is N*R*M, or an error if that overflows 64 bits.
+func (r Ring) Messages() (uint64, error) {
+	hi, nr := bits.Mul64(r.N, r.R)
+	hi2, nrm := bits.Mul64(nr, r.M)
+	if hi != 0 || hi2 != 0 {
+		return 0, errors.New("N*R*M overflows 64 bits")
+	}
+	return nrm, nil
+}
+
+// Usage reports a bad command line and exits with status 2.
+func Usage(prog, usage string, err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\nusage: %s %s\n", prog, err, prog, usage)
+	os.Exit(ExitUsage)
+}
+
+// Fail reports a failed run and exits with status 1.
+func Fail(prog, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s: %s\n", prog, fmt.Sprintf(format, args...))
+	os.Exit(ExitFail)
+}
+
+// CheckMemory refuses to start a run estimated to need more than the
+// memory currently available: Go cannot recover from running out of memory
+// (it dies with a runtime trace, or the kernel kills it), so a clear message
+// up front is the only clean failure.
+func CheckMemory(prog string, need float64) {
+	avail, ok := memAvailable()
+	if ok && need > avail {
+		Fail(prog, "needs about %.0f MiB of memory but only %.0f MiB are available",
+			need/(1<<20), avail/(1<<20))
+	}
+}
+
+// memAvailable reads MemAvailable from /proc/meminfo (Linux only).
+func memAvailable() (float64, bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if kb, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(kb, "kB")), 64)
+			return v * 1024, err == nil
+		}
+	}
+	return 0, false
+}
+
+// Report prints the one result line: elapsed seconds.
+func Report(d time.Duration) {
+	fmt.Printf("%.6f\n", d.Seconds())
+}

@@ -1,0 +1,34 @@
+package peer
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRing(t *testing.T) {
+	good := map[string]Ring{
+		"4 3 10 0 1":       {4, 3, 10, 0, 1},
+		"2 1 1 65536 1024": {2, 1, 1, 65536, 1024},
+	}
+	for in, want := range good {
+		got, err := ParseRing(strings.Fields(in))
+		if err != nil || got != want {
+			t.Errorf("ParseRing(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	bad := []string{
+		"", "2 1 1 0", "2 1 1 0 1 9", "2 1 x 0 1", "1 1 1 0 1", "2 0 1 0 1",
+		"2 1 0 0 1", "2 1 1 0 0", "2 1 1 0 1025", "-2 1 1 0 1", "+2 1 1 0 1",
+		"2_0 1 1 0 1", "0x2 1 1 0 1", "99999999999999999999 1 1 0 1",
+		"4294967296 4294967296 4294967296 0 1", "2 1 1 999999999999 1",
+	}
+	for _, in := range bad {
+		if _, err := ParseRing(strings.Fields(in)); err == nil {
+			t.Errorf("ParseRing(%q) accepted", in)
+		}
+	}
+	// Blanks inside an argument are not trimmed.
+	if _, err := ParseRing([]string{" 2", "1", "1", "0", "1"}); err == nil {
+		t.Error("leading blank accepted")
+	}
+}

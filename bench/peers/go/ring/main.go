@@ -1,0 +1,136 @@
+// ring-go: the ring benchmark with one goroutine per ring member and
+// unbuffered channels between neighbours.
+//
+// Usage: ring-go N R M D P (see internal/peer.RingUsage).
+package main
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"usched/bench/peers/go/internal/peer"
+)
+
+const prog = "ring-go"
+
+func main() {
+	cfg, err := peer.ParseRing(os.Args[1:])
+	if err != nil {
+		peer.Usage(prog, peer.RingUsage, err)
+	}
+	runtime.GOMAXPROCS(int(cfg.P))
+
+	threads := float64(cfg.N) * float64(cfg.R)
+	peer.CheckMemory(prog, threads*bytesPerGoroutine(cfg.D))
+	n, m, total := int(cfg.N), int(cfg.M), int(cfg.N*cfg.R)
+
+	counts := make([]uint64, total) // tokens received, one slot per member
+	var wg sync.WaitGroup
+	wg.Add(total)
+
+	start := time.Now()
+	for c := 0; c < int(cfg.R); c++ {
+		// in[j] is member j's inbox; member j writes to in[(j+1)%n].
+		in := make([]chan uint64, n)
+		for j := range in {
+			in[j] = make(chan uint64)
+		}
+		for j := 0; j < n; j++ {
+			slot := &counts[c*n+j]
+			go func() {
+				defer wg.Done()
+				withPad(int(cfg.D), func() { *slot = member(j, n, m, in[j], in[(j+1)%n]) })
+			}()
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	want, _ := cfg.Messages()
+	var sum uint64
+	for i, got := range counts {
+		if got != cfg.M {
+			peer.Fail(prog, "cycle %d member %d received %d tokens, want %d", i/n, i%n, got, cfg.M)
+		}
+		sum += got
+	}
+	if sum != want {
+		peer.Fail(prog, "received %d tokens in all, want %d", sum, want)
+	}
+	peer.Report(elapsed)
+}
+
+// member runs ring member j for m rounds and returns how many correct
+// tokens it received. The token is the round number, so a token that
+// strays into the wrong round is not counted.
+func member(j, n, m int, in <-chan uint64, out chan<- uint64) (got uint64) {
+	sender := 0 // i % n, kept incrementally
+	for i := 0; i < m; i++ {
+		tok := uint64(i)
+		if sender == j {
+			out <- tok
+			if <-in == tok {
+				got++
+			}
+		} else {
+			t := <-in
+			if t == tok {
+				got++
+			}
+			out <- t
+		}
+		if sender++; sender == n {
+			sender = 0
+		}
+	}
+	return got
+}
+
+// Stack padding. D is a runtime value but Go frames have fixed sizes, so D
+// is split greedily into chunks of 64 KiB down to 64 bytes, each chunk a
+// fixed-size array in a frame of its own (one generic instantiation per
+// size; at most 3 frames per size below 64 KiB, so the frame overhead stays
+// small). The ring loop runs at the bottom of those frames, so about D bytes
+// (rounded up to 64) stay live on the goroutine's stack across every channel
+// operation. Unlike usched, Go never copies a stack on a switch, only when
+// it grows: here D costs memory and one-off growth copies, not per-message
+// work.
+func withPad(d int, body func()) {
+	switch {
+	case d <= 0:
+		body()
+	case d >= 1<<16:
+		pad[[1 << 16]byte](d-1<<16, body)
+	case d >= 1<<14:
+		pad[[1 << 14]byte](d-1<<14, body)
+	case d >= 1<<12:
+		pad[[1 << 12]byte](d-1<<12, body)
+	case d >= 1<<10:
+		pad[[1 << 10]byte](d-1<<10, body)
+	case d >= 1<<8:
+		pad[[1 << 8]byte](d-1<<8, body)
+	default:
+		pad[[1 << 6]byte](d-1<<6, body)
+	}
+}
+
+//go:noinline
+func pad[A any](rest int, body func()) {
+	var a A // zeroed, so its pages are really touched
+	withPad(rest, body)
+	runtime.KeepAlive(&a) // live until body has returned
+}
+
+// bytesPerGoroutine estimates one member's memory if all are alive at once
+// (the worst case; at P=1 cycles often finish while later ones are still
+// being created): its stack (a power of two, at least 2 KiB) plus the
+// goroutine, channel and closure, measured at about 0.9 KiB together.
+func bytesPerGoroutine(d uint64) float64 {
+	stack := uint64(2048)
+	for stack < d+2048 {
+		stack *= 2
+	}
+	return float64(stack + 1024)
+}

@@ -1,0 +1,101 @@
+// skynet-go: the "skynet" spawn benchmark. A 10-ary tree of goroutines with
+// LEAVES leaves; leaf k sends k to its parent over an unbuffered channel,
+// every inner node sends the sum of its 10 children, and the root must get
+// LEAVES*(LEAVES-1)/2.
+//
+// Usage: skynet-go [LEAVES] [P]; LEAVES is a power of 10 (default 1000000),
+// P is GOMAXPROCS (default: Go's own default, the number of usable CPUs).
+package main
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"time"
+
+	"usched/bench/peers/go/internal/peer"
+)
+
+const (
+	prog      = "skynet-go"
+	usage     = "[LEAVES] [P]\n  LEAVES a power of 10 up to 10^9 (default 1000000), P native threads (1..1024)"
+	maxLeaves = 1_000_000_000 // keeps the expected sum well inside 64 bits
+)
+
+func main() {
+	leaves, procs, err := parse(os.Args[1:])
+	if err != nil {
+		peer.Usage(prog, usage, err)
+	}
+	if procs > 0 {
+		runtime.GOMAXPROCS(procs)
+	}
+	// LEAVES*10/9 goroutines in all, but most leaves are gone before their
+	// last sibling is spawned: the peak measured about 190 bytes per
+	// goroutine (1.9 GB RSS for 10^7 leaves), so 256 is the estimate.
+	peer.CheckMemory(prog, float64(leaves)*10/9*256)
+
+	start := time.Now()
+	root := make(chan uint64)
+	go node(root, 0, leaves)
+	sum := <-root
+	elapsed := time.Since(start)
+
+	if want := leaves * (leaves - 1) / 2; sum != want {
+		peer.Fail(prog, "sum is %d, want %d", sum, want)
+	}
+	peer.Report(elapsed)
+}
+
+// node sends the sum of the leaf numbers first..first+size-1 to out,
+// spawning 10 children per level until size is 1.
+func node(out chan<- uint64, first, size uint64) {
+	if size == 1 {
+		out <- first
+		return
+	}
+	size /= 10
+	in := make(chan uint64) // unbuffered, as in the original benchmark
+	for i := uint64(0); i < 10; i++ {
+		go node(in, first+i*size, size)
+	}
+	var sum uint64
+	for i := 0; i < 10; i++ {
+		sum += <-in
+	}
+	out <- sum
+}
+
+// parse reads the optional LEAVES and P; procs 0 means "leave GOMAXPROCS".
+func parse(args []string) (leaves uint64, procs int, err error) {
+	leaves = 1_000_000
+	if len(args) > 2 {
+		return 0, 0, errors.New("too many arguments")
+	}
+	if len(args) >= 1 {
+		if leaves, err = peer.Uint(args[0]); err != nil {
+			return 0, 0, errors.New("LEAVES: " + err.Error())
+		}
+		if !powerOf10(leaves) || leaves > maxLeaves {
+			return 0, 0, errors.New("LEAVES must be a power of 10 between 1 and 10^9")
+		}
+	}
+	if len(args) == 2 {
+		p, err := peer.Uint(args[1])
+		if err != nil {
+			return 0, 0, errors.New("P: " + err.Error())
+		}
+		if p < 1 || p > peer.MaxProcs {
+			return 0, 0, errors.New("P must be between 1 and 1024")
+		}
+		procs = int(p)
+	}
+	return leaves, procs, nil
+}
+
+func powerOf10(v uint64) bool {
+	for v >= 10 && v%10 == 0 {
+		v /= 10
+	}
+	return v == 1
+}

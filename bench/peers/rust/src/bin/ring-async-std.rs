@@ -1,0 +1,55 @@
+//! ring-async-std: the ring benchmark on async-std, one task per member.
+//!
+//! async-std sizes its global executor from ASYNC_STD_THREAD_COUNT when it
+//! first starts, so P is put there before any async-std call.
+//! P=1: every member is a local task (task::spawn_local, an "unstable"
+//! async-std API) run by task::block_on on the main thread; the one global
+//! worker thread stays idle. P>1: members are spawned onto the global
+//! executor's P worker threads; the main thread only waits for them.
+//! Links are futures' mpsc channels with buffer 0, and each send waits
+//! until the receiver has taken the token: a rendezvous, like an unbuffered
+//! Go channel. (async-std's own bounded(1) channel measured about 1.5x
+//! slower here and has no rendezvous.)
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use async_std::task;
+use futures_channel::mpsc;
+use usched_peers::{Ring, cycle, member};
+
+const PROG: &str = "ring-async-std";
+
+fn main() -> ExitCode {
+    let cfg = match Ring::from_args(PROG) {
+        Ok(cfg) => cfg,
+        Err(code) => return code,
+    };
+    if let Err(code) = cfg.check_memory(PROG) {
+        return code;
+    }
+    // SAFETY: no other thread exists yet that could read the environment.
+    unsafe { std::env::set_var("ASYNC_STD_THREAD_COUNT", cfg.p.to_string()) };
+    task::block_on(async {}); // start the runtime outside the timed phase
+
+    let (counts, elapsed) = task::block_on(async {
+        let start = Instant::now();
+        let mut tasks = Vec::with_capacity(cfg.members());
+        for _ in 0..cfg.r {
+            for (j, (inbox, out)) in (0..).zip(cycle(cfg.n, || mpsc::channel(0))) {
+                let fut = member(j, cfg.n, cfg.m, inbox, out);
+                tasks.push(if cfg.p == 1 {
+                    task::spawn_local(fut)
+                } else {
+                    task::spawn(fut)
+                });
+            }
+        }
+        let mut counts = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            counts.push(task.await);
+        }
+        (counts, start.elapsed())
+    });
+    cfg.finish(PROG, &counts, elapsed)
+}

@@ -1,0 +1,283 @@
+//! What the Rust ring peers share: the strict command line, the ring member
+//! (generic over the channel flavour), the memory pre-check, verification
+//! and the result line. Each binary only picks a runtime and a channel.
+
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use futures_core::Stream;
+
+/// Exit status for a failed run (bad counts, resources exhausted).
+pub const EXIT_FAIL: u8 = 1;
+/// Exit status for a bad command line.
+pub const EXIT_USAGE: u8 = 2;
+/// More native threads than this is surely a typo.
+pub const MAX_PROCS: u64 = 1024;
+
+const USAGE: &str = "N R M D P\n  \
+    N >= 2 threads per cycle, R >= 1 cycles, M >= 1 rounds,\n  \
+    D must be 0 (futures are stackless), P native threads (1..1024)";
+
+/// The ring benchmark's command line: `N R M D P`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ring {
+    pub n: u64,
+    pub r: u64,
+    pub m: u64,
+    pub d: u64,
+    pub p: u64,
+}
+
+impl Ring {
+    /// Checks the five positional arguments (without argv[0]).
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Ring, String> {
+        if args.len() != 5 {
+            return Err(format!("expected 5 arguments, got {}", args.len()));
+        }
+        let mut v = [0u64; 5];
+        for (i, name) in ["N", "R", "M", "D", "P"].iter().enumerate() {
+            v[i] = uint(args[i].as_ref()).map_err(|e| format!("{name}: {e}"))?;
+        }
+        let [n, r, m, d, p] = v;
+        let cfg = Ring { n, r, m, d, p };
+        if n < 2 {
+            return Err("N must be at least 2".into());
+        }
+        if r < 1 {
+            return Err("R must be at least 1".into());
+        }
+        if m < 1 {
+            return Err("M must be at least 1".into());
+        }
+        if !(1..=MAX_PROCS).contains(&p) {
+            return Err(format!("P must be between 1 and {MAX_PROCS}"));
+        }
+        if d != 0 {
+            // An async task keeps no stack of its own while it waits, so
+            // there is nowhere to keep D bytes live the way a thread would.
+            return Err("D must be 0: futures are stackless".into());
+        }
+        if n.checked_mul(r).and_then(|nr| nr.checked_mul(m)).is_none() {
+            return Err("N*R*M overflows 64 bits".into());
+        }
+        Ok(cfg)
+    }
+
+    /// Parses `std::env::args`, or reports a usage error (exit status 2).
+    pub fn from_args(prog: &str) -> Result<Ring, ExitCode> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        Ring::parse(&args).map_err(|e| {
+            eprintln!("{prog}: {e}\nusage: {prog} {USAGE}");
+            ExitCode::from(EXIT_USAGE)
+        })
+    }
+
+    /// Total ring members, N*R.
+    pub fn members(&self) -> usize {
+        (self.n * self.r) as usize
+    }
+
+    /// Total messages, N*R*M (cannot overflow once parsed).
+    pub fn messages(&self) -> u64 {
+        self.n * self.r * self.m
+    }
+
+    /// Checks that every member received M tokens and the total is N*R*M;
+    /// on success prints the elapsed seconds, the run's one line of output.
+    pub fn finish(&self, prog: &str, counts: &[u64], elapsed: Duration) -> ExitCode {
+        let n = self.n as usize;
+        if let Some((i, got)) = counts.iter().enumerate().find(|&(_, &c)| c != self.m) {
+            eprintln!(
+                "{prog}: cycle {} member {} received {got} tokens, want {}",
+                i / n,
+                i % n,
+                self.m
+            );
+            return ExitCode::from(EXIT_FAIL);
+        }
+        let total: u64 = counts.iter().sum();
+        if counts.len() != self.members() || total != self.messages() {
+            eprintln!(
+                "{prog}: received {total} tokens in all, want {}",
+                self.messages()
+            );
+            return ExitCode::from(EXIT_FAIL);
+        }
+        println!("{:.6}", elapsed.as_secs_f64());
+        ExitCode::SUCCESS
+    }
+
+    /// Refuses a run estimated to need more memory than is available: a
+    /// Rust program out of memory aborts, or the kernel kills it, with no
+    /// useful message, so say so up front instead. A member (task, channel,
+    /// join handle) measured about 1.5 KiB with all of them alive.
+    pub fn check_memory(&self, prog: &str) -> Result<(), ExitCode> {
+        check_memory(prog, self.members() as f64 * 2048.0)
+    }
+}
+
+/// Parses a strict unsigned decimal: ASCII digits only (Rust's own parser
+/// would also take a leading `+`) and the value must fit in 64 bits.
+pub fn uint(s: &str) -> Result<u64, String> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{s:?} is not an unsigned decimal integer"));
+    }
+    s.parse()
+        .map_err(|_| format!("{s:?} does not fit in 64 bits"))
+}
+
+fn check_memory(prog: &str, need: f64) -> Result<(), ExitCode> {
+    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024.0)
+    });
+    match avail {
+        Some(avail) if need > avail => {
+            eprintln!(
+                "{prog}: needs about {:.0} MiB of memory but only {:.0} MiB are available",
+                need / 1048576.0,
+                avail / 1048576.0
+            );
+            Err(ExitCode::from(EXIT_FAIL))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Receiving end of a member's link from its left neighbour.
+pub trait Inbox: Send + 'static {
+    /// The next token, or `None` once the channel is closed.
+    fn recv(&mut self) -> impl Future<Output = Option<u64>> + Send;
+}
+
+/// Sending end of a member's link to its right neighbour.
+pub trait Outbox: Send + 'static {
+    /// Hands `token` on; false once the channel is closed.
+    fn send(&mut self, token: u64) -> impl Future<Output = bool> + Send;
+}
+
+/// Builds one cycle's links: member j gets its own inbox and the sender of
+/// member (j+1) % n's inbox.
+pub fn cycle<I, O>(n: u64, mut channel: impl FnMut() -> (O, I)) -> Vec<(I, O)> {
+    let (mut tx, rx): (Vec<O>, Vec<I>) = (0..n).map(|_| channel()).unzip();
+    tx.rotate_left(1);
+    rx.into_iter().zip(tx).collect()
+}
+
+/// Ring member j of n for m rounds; returns how many correct tokens it
+/// received. The token is the round number, so one that strays into the
+/// wrong round is not counted. A closed channel (a neighbour died) ends the
+/// member early, and the verification then reports it.
+pub async fn member(j: u64, n: u64, m: u64, mut inbox: impl Inbox, mut out: impl Outbox) -> u64 {
+    let mut got = 0;
+    let mut sender = 0; // round % n, kept incrementally
+    for round in 0..m {
+        if sender == j {
+            if !out.send(round).await {
+                break;
+            }
+            match inbox.recv().await {
+                Some(t) => got += u64::from(t == round),
+                None => break,
+            }
+        } else {
+            let Some(t) = inbox.recv().await else { break };
+            got += u64::from(t == round);
+            if !out.send(t).await {
+                break;
+            }
+        }
+        sender += 1;
+        if sender == n {
+            sender = 0;
+        }
+    }
+    got
+}
+
+// The channel flavours the binaries use. They live here because Rust's
+// orphan rule wants a trait's impls next to the trait or the type.
+
+impl Inbox for tokio::sync::mpsc::Receiver<u64> {
+    fn recv(&mut self) -> impl Future<Output = Option<u64>> + Send {
+        tokio::sync::mpsc::Receiver::recv(self)
+    }
+}
+
+impl Outbox for tokio::sync::mpsc::Sender<u64> {
+    async fn send(&mut self, token: u64) -> bool {
+        tokio::sync::mpsc::Sender::send(self, token).await.is_ok()
+    }
+}
+
+impl Inbox for futures_channel::mpsc::Receiver<u64> {
+    fn recv(&mut self) -> impl Future<Output = Option<u64>> + Send {
+        poll_fn(|cx| Pin::new(&mut *self).poll_next(cx))
+    }
+}
+
+impl Outbox for futures_channel::mpsc::Sender<u64> {
+    /// Like `SinkExt::send`: wait for room, deposit, then wait until the
+    /// receiver has taken the token (with buffer 0 the sender stays parked
+    /// until then), which makes the hand-off a rendezvous.
+    async fn send(&mut self, token: u64) -> bool {
+        if poll_fn(|cx| self.poll_ready(cx)).await.is_err() || self.start_send(token).is_err() {
+            return false;
+        }
+        // A receiver that took its last token and finished at once shows
+        // up as disconnected here: that hand-off still succeeded (as in
+        // the Sink's flush), and a token never taken fails the count.
+        let _ = poll_fn(|cx| self.poll_ready(cx)).await;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Ring, String> {
+        Ring::parse(&s.split_whitespace().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn accepts_good_lines() {
+        let want = Ring {
+            n: 4,
+            r: 3,
+            m: 10,
+            d: 0,
+            p: 1,
+        };
+        assert_eq!(parse("4 3 10 0 1"), Ok(want));
+        assert!(parse("2 1 1 0 1024").is_ok());
+    }
+
+    #[test]
+    fn rejects_bad_lines() {
+        // One bad command line per '|'-separated field (the first is empty).
+        let bad_lines = concat!(
+            "|2 1 1 0|2 1 1 0 1 9|2 1 x 0 1|1 1 1 0 1|2 0 1 0 1|2 1 0 0 1",
+            "|2 1 1 0 0|2 1 1 0 1025|-2 1 1 0 1|+2 1 1 0 1|2_0 1 1 0 1|0x2 1 1 0 1",
+            "|99999999999999999999 1 1 0 1|4294967296 4294967296 4294967296 0 1",
+            "|2 1 1 64 1",
+        );
+        for bad in bad_lines.split('|') {
+            assert!(parse(bad).is_err(), "accepted {bad:?}");
+        }
+        assert!(Ring::parse(&[" 2", "1", "1", "0", "1"]).is_err());
+    }
+
+    #[test]
+    fn cycle_links_each_member_to_its_right() {
+        let mut next = 0;
+        let links = cycle(3, || {
+            next += 1;
+            (next, next) // (sender id, inbox id)
+        });
+        assert_eq!(links, vec![(1, 2), (2, 3), (3, 1)]);
+    }
+}

@@ -1,0 +1,193 @@
+/*
+ * ring: the ping-pong ring over usched.
+ *
+ * R cycles of N threads pass a token M rounds: in round i, thread i % N of
+ * every cycle sends it to its right neighbour, the others relay what they
+ * get from the left, and the round ends when the token is back. Each thread
+ * keeps D extra bytes live in its frame; P processors run the threads. A
+ * cycle is one scheduling group, so with ll it lives on one processor.
+ *
+ * Token check: a thread counts the tokens handed to it by its left
+ * neighbour (only that neighbour writes the count) and, after every wait,
+ * that it has not been woken more often than that; at the end both must be
+ * M. A spurious wake-up fails the run; a lost one would leave it hanging.
+ * USCHED_RING_FAULT=spurious injects a spurious wake-up, to test the check.
+ *
+ * usage: ring [--sched rr|ll] [-v] N R M D P
+ * Prints the elapsed seconds (stdout); -v adds figures on stderr.
+ */
+#include "../usched.h"
+#include "args.h"
+#include "options.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static const char usage[] =
+	"[--sched NAME] [-v] N R M D P\n"
+	"  --sched NAME  scheduler: rr or ll (default ll)\n"
+	"  -v            also print rates, counters and memory on stderr\n"
+	"  N R M D P     threads per cycle, cycles, rounds, extra stack bytes,\n"
+	"                native threads\n";
+
+struct ring {
+	const struct sched_ops *r_ops;
+	struct ring_args        r_args;
+	void                  **r_thread;	/* N * R, cycle by cycle */
+	uint64_t               *r_handed;	/* tokens handed to each thread */
+	uint64_t                r_bad;		/* threads with a wrong count */
+	uint64_t                r_errors;	/* failed waits and wakes */
+};
+
+static struct ring ring;
+
+static void count_error(uint64_t *counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* D bytes the thread keeps live across every block. */
+static void pad_fill(volatile unsigned char *pad, size_t d, uint64_t i)
+{
+	for (size_t k = 0; k < d; k += 64)
+		pad[k] = (unsigned char)(i + k);
+	pad[d] = (unsigned char)i;
+}
+
+static int pad_intact(volatile unsigned char *pad, size_t d, uint64_t i)
+{
+	for (size_t k = 0; k < d; k += 64)
+		if (pad[k] != (unsigned char)(i + k))
+			return 0;
+	return pad[d] == (unsigned char)i;
+}
+
+static uint64_t handed(uint64_t i)
+{
+	return __atomic_load_n(&ring.r_handed[i], __ATOMIC_RELAXED);
+}
+
+/* Hands the token to thread i: only its left neighbour calls this. */
+static void pass(uint64_t i)
+{
+	__atomic_store_n(&ring.r_handed[i], handed(i) + 1, __ATOMIC_RELAXED);
+	if (ring.r_ops->so_wake(ring.r_thread[i]) != 0)
+		count_error(&ring.r_errors);
+}
+
+static void member(void *arg)
+{
+	uint64_t i = (uintptr_t)arg, n = ring.r_args.n, m = ring.r_args.m;
+	uint64_t j = i % n, right = i - j + (j + 1) % n, got = 0;
+	volatile unsigned char pad[ring.r_args.d + 1];
+	int spurious = 0;
+
+	pad_fill(pad, ring.r_args.d, i);
+	for (uint64_t round = 0; round < m; round++) {
+		int sender = round % n == j;
+
+		if (sender)
+			pass(right);
+		if (ring.r_ops->so_wait() != 0)
+			count_error(&ring.r_errors);
+		spurious |= ++got > handed(i);
+		if (!sender)
+			pass(right);
+	}
+	if (spurious || got != m || handed(i) != m ||
+	    !pad_intact(pad, ring.r_args.d, i))
+		count_error(&ring.r_bad);
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void print_details(double secs)
+{
+	const struct ring_args *a = &ring.r_args;
+	struct sched_stats st, sum = { 0 };
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "messages/s: %.0f (%llu messages)\n", a->msgs / secs,
+		(unsigned long long)a->msgs);
+	for (int p = 0; ring.r_ops->so_stats(p, &st) == 0; p++) {
+		fprintf(stderr, "processor %d: switches %lu local wakes %lu "
+			"remote wakes %lu sleeps %lu max stack %lu B\n", p,
+			st.ss_switches, st.ss_local_wakes, st.ss_remote_wakes,
+			st.ss_sleeps, st.ss_max_stack);
+		sum.ss_switches += st.ss_switches;
+	}
+	fprintf(stderr, "switches: %lu (%.1f ns each)\n", sum.ss_switches,
+		secs * 1e9 * a->p / (sum.ss_switches ? sum.ss_switches : 1));
+	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread\n",
+		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->threads);
+}
+
+int main(int argc, char **argv)
+{
+	const char *prog = argv[0];
+	struct ring_args *a = &ring.r_args;
+	int verbose = 0, i;
+	double t0, secs;
+
+	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops, &verbose);
+	argv[i - 1] = argv[0];
+	ring_args_parse(a, argc - i + 1, argv + i - 1, 0);
+	if (a->d > USCHED_STACK_MAX_DEFAULT / 2)
+		usage_fail(prog, usage, "D is more than %d bytes",
+			   USCHED_STACK_MAX_DEFAULT / 2);
+	if (a->threads > INT32_MAX)
+		usage_fail(prog, usage, "N*R is more than %d", INT32_MAX);
+	/* struct, stack copy, handle, count: about 300 bytes a thread, plus D */
+	check_memory(prog, (double)a->threads * (300 + a->d));
+
+	t0 = now();
+	ring.r_thread = malloc(a->threads * sizeof(void *));
+	ring.r_handed = calloc(a->threads, sizeof(uint64_t));
+	if (ring.r_thread == NULL || ring.r_handed == NULL ||
+	    ring.r_ops->so_init(a->p, a->threads)) {
+		fprintf(stderr, "%s: cannot set up %llu threads on %llu "
+			"processors\n", prog, (unsigned long long)a->threads,
+			(unsigned long long)a->p);
+		return 1;
+	}
+	for (uint64_t t = 0; t < a->threads; t++) {
+		ring.r_thread[t] = ring.r_ops->so_spawn(member, (void *)t,
+							(int)(t / a->n));
+		if (ring.r_thread[t] == NULL) {
+			fprintf(stderr, "%s: out of memory at thread %llu\n",
+				prog, (unsigned long long)t);
+			return 1;
+		}
+	}
+	if (getenv("USCHED_RING_FAULT") != NULL)
+		ring.r_ops->so_wake(ring.r_thread[a->threads - 1]);
+	if (ring.r_ops->so_start() != 0 || ring.r_ops->so_fini() != 0) {
+		fprintf(stderr, "%s: cannot run the processors\n", prog);
+		return 1;
+	}
+	secs = now() - t0;
+	if (ring.r_bad != 0 || ring.r_errors != 0) {
+		fprintf(stderr, "%s: token check failed: %llu threads were "
+			"woken without a token or got a wrong count, %llu "
+			"waits or wakes failed\n", prog,
+			(unsigned long long)ring.r_bad,
+			(unsigned long long)ring.r_errors);
+		return 1;
+	}
+	printf("%.6f\n", secs);
+	if (verbose)
+		print_details(secs);
+	free(ring.r_thread);
+	free(ring.r_handed);
+	return 0;
+}

@@ -1,0 +1,121 @@
+/*
+ * skynet: LEAVES threads (a power of 10) at the bottom of a 10-ary tree of
+ * threads. Each leaf returns its number; each inner thread sums its ten
+ * children; the root must get LEAVES * (LEAVES - 1) / 2.
+ *
+ * usage: skynet [--sched rr|ll] [LEAVES [P]]
+ * Prints the elapsed seconds.
+ */
+#include "args.h"
+#include "options.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static const char usage[] =
+	"[--sched rr|ll] [LEAVES [P]]\n"
+	"  LEAVES  leaf threads, a power of 10 up to 10^9 (default 10^6)\n"
+	"  P       native threads (default 1)\n";
+
+/* A node lives on the heap: pointers into a blocked stack are invalid. */
+struct node {
+	struct node *n_parent;
+	void        *n_thread;	/* set by the node's own thread */
+	uint64_t     n_first;	/* number of the first leaf below */
+	uint64_t     n_leaves;
+	uint64_t     n_sum;	/* children add into it */
+	unsigned     n_pending;	/* children not yet done */
+};
+
+static const struct sched_ops *ops;
+static uint64_t result;
+static int errors;
+
+static void report(struct node *n, uint64_t sum)
+{
+	struct node *up = n->n_parent;
+
+	if (up == NULL) {
+		result = sum;
+		return;
+	}
+	__atomic_fetch_add(&up->n_sum, sum, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&up->n_pending, 1, __ATOMIC_ACQ_REL) == 0 &&
+	    ops->so_wake(up->n_thread) != 0)
+		__atomic_fetch_add(&errors, 1, __ATOMIC_RELAXED);
+}
+
+static void node(void *arg)
+{
+	struct node *n = arg, *kids;
+	uint64_t step = n->n_leaves / 10;
+
+	if (n->n_leaves == 1) {
+		report(n, n->n_first);
+		return;
+	}
+	kids = calloc(10, sizeof *kids);
+	if (kids == NULL) {
+		__atomic_fetch_add(&errors, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	n->n_thread = ops->so_self();
+	n->n_pending = 10;
+	for (int k = 0; k < 10; k++) {
+		kids[k] = (struct node){ .n_parent = n, .n_leaves = step,
+					 .n_first = n->n_first + k * step };
+		if (ops->so_spawn(node, &kids[k], k) == NULL) {
+			/* The missing children never report: give up. */
+			fprintf(stderr, "skynet: out of memory\n");
+			exit(1);
+		}
+	}
+	if (ops->so_wait() != 0) {
+		fprintf(stderr, "skynet: wait failed\n");
+		exit(1);
+	}
+	report(n, n->n_sum);
+	free(kids);
+}
+
+int main(int argc, char **argv)
+{
+	struct node root = { .n_leaves = 1000000 };
+	uint64_t procs = 1, l;
+	struct timespec t0, t1;
+	int i = bench_options(argc, argv, usage, "ll", 0, &ops, NULL);
+
+	if (argc - i > 2)
+		usage_fail(argv[0], usage, "too many arguments");
+	if (argc - i > 0 && parse_u64(argv[i], &root.n_leaves) != 0)
+		usage_fail(argv[0], usage, "LEAVES: not a number: '%s'", argv[i]);
+	for (l = root.n_leaves; l > 1 && l % 10 == 0; l /= 10)
+		;
+	if (l != 1 || root.n_leaves > 1000000000)
+		usage_fail(argv[0], usage, "LEAVES must be a power of 10 up to "
+			   "10^9");
+	if (argc - i > 1 && (parse_u64(argv[i + 1], &procs) != 0 ||
+			     procs == 0 || procs > 1024))
+		usage_fail(argv[0], usage, "P: not a number from 1 to 1024: '%s'",
+			   argv[i + 1]);
+	check_memory(argv[0], root.n_leaves * 1.12 * 300);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (ops->so_init(procs, 1000) != 0 ||
+	    ops->so_spawn(node, &root, 0) == NULL ||
+	    ops->so_start() != 0 || ops->so_fini() != 0) {
+		fprintf(stderr, "%s: cannot run the scheduler\n", argv[0]);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (errors != 0 || result != root.n_leaves * (root.n_leaves - 1) / 2) {
+		fprintf(stderr, "%s: root got %llu, expected %llu (%d errors)\n",
+			argv[0], (unsigned long long)result,
+			(unsigned long long)(root.n_leaves *
+					     (root.n_leaves - 1) / 2), errors);
+		return 1;
+	}
+	printf("%.6f\n", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+	return 0;
+}

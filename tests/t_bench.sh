@@ -1,0 +1,122 @@
+#!/bin/bash
+# Smoke test of the benchmarks in bench/bin (built by `make bench`): each
+# built ring runs a tiny ring and its token check passes, bad arguments exit
+# 2, impossible runs exit 1; the microbenchmarks likewise. Programs whose
+# toolchain was missing are skipped, one line each.
+set -u
+bin=${BENCH_BIN:-$(cd "$(dirname "$0")/../bench/bin" && pwd)}
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# expect STATUS PROG ARGS...: exit status, and one number on stdout if 0,
+# or a message on stderr only if not.
+expect() {
+	local want=$1 prog=$2 out rc good=1
+	shift 2
+	out=$(timeout 120 "$bin/$prog" "$@" 2>"$err")
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "# status $rc: $(head -n 1 "$err")"
+	elif [ "$want" -eq 0 ] && ! [[ $out =~ ^[0-9]+\.[0-9]+$ ]]; then
+		echo "# output '$out'"
+	elif [ "$want" -ne 0 ] && { [ -n "$out" ] || ! [ -s "$err" ]; }; then
+		echo "# want a message on stderr only"
+	else
+		good=0
+	fi
+	ok $good "$prog $* exits $want"
+}
+
+built() {
+	[ -x "$bin/$1" ] && return 0
+	echo "# skipping $1: not built (toolchain missing?)"
+	return 1
+}
+
+bad_ring_args=("" "2 1 x 0 1" "1 1 1 0 1" "2 0 1 0 1" "2 1 0 0 1" "2 1 1 0 0"
+	"-2 1 1 0 1" "+2 1 1 0 1" "0x2 1 1 0 1" "2 1 1 0" "2 1 1 0 1 1"
+	"99999999999999999999 1 1 0 1" "4294967296 4294967296 4294967296 0 1"
+	"2 1 1 1073741825 1")
+
+# The usched ring, with each scheduler.
+for s in rr ll; do
+	for a in "4 3 10 0 1" "2 1 1 0 1" "7 13 101 0 2" "8 100 100 1000 2" \
+		 "2 10000 10 0 1"; do
+		expect 0 ring --sched $s $a
+	done
+	USCHED_RING_FAULT=spurious expect 1 ring --sched $s 4 3 10 0 1
+done
+expect 0 ring -v 4 3 10 0 1
+for a in "${bad_ring_args[@]}" "2 1 1 600000 1"; do
+	expect 2 ring $a
+done
+expect 2 ring --sched nope 4 3 10 0 1
+expect 2 ring --sched
+expect 2 ring --bogus 4 3 10 0 1
+expect 2 ring 65536 65536 1 0 1		# over the scheduler's int
+expect 1 ring 2 1000000000 1 0 1		# more memory than this box
+
+# The peers: tiny rings, bad arguments, and what each accepts for D and P.
+for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
+	 ring-cpp-pool ring-boost; do
+	built $p || continue
+	for a in "4 3 10 0 1" "2 1 1 0 1" "7 13 101 0 1" "8 100 100 0 1"; do
+		expect 0 $p $a
+	done
+	for a in "${bad_ring_args[@]}"; do
+		expect 2 $p $a
+	done
+done
+for p in ring-pthread ring-cpp ring-cpp-pool ring-boost; do
+	built $p && expect 2 $p 65536 65536 1 0 1	# over 32-bit indices
+done
+built ring-pthread && expect 0 ring-pthread 4 3 10 100000 5
+built ring-boost && expect 0 ring-boost 4 3 10 100000 1
+built ring-go && expect 0 ring-go 4 3 10 1000 2
+built ring-tokio && expect 0 ring-tokio 5 20 100 0 2
+built ring-cpp-pool && expect 0 ring-cpp-pool 5 20 100 0 3
+for p in ring-cpp ring-cpp-pool ring-async-std ring-tokio; do
+	built $p && expect 2 $p 4 3 10 1 1	# stackless: D must be 0
+done
+for p in ring-cpp ring-boost; do
+	built $p && expect 2 $p 4 3 10 0 2	# single-threaded: P must be 1
+done
+
+# Microbenchmarks.
+for p in create create-cpp create-boost; do
+	built $p || continue
+	expect 0 $p 1
+	expect 0 $p 100000
+	for a in "" 0 -1 x "1 2" 99999999999999999999; do
+		expect 2 $p $a
+	done
+done
+expect 0 create --sched none 1000
+expect 0 create --sched rr 1000
+for p in skynet skynet-cpp skynet-go; do
+	built $p || continue
+	expect 0 $p 1000
+	for a in 0 2 11 10000000000 x "10 0"; do
+		expect 2 $p $a
+	done
+done
+expect 0 skynet --sched rr 10000 2
+out=$("$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
+ok $? "switch -n 1000 0 100 prints a header and two rows"
+"$bin/switch" -n x >/dev/null 2>&1; [ $? = 2 ]
+ok $? "switch -n x exits 2"
+
+echo "1..$n"
+[ $failed = 0 ]
