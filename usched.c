@@ -63,6 +63,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,28 +122,32 @@ _Static_assert(offsetof(struct usched, s_to_buf) ==
 	       "s_to_sp, s_to_buf and s_to_len must form a struct uarch_to");
 
 /*
- * ThreadSanitizer keeps a call stack per native thread; each usched thread
- * needs its own, a TSan "fiber", switched to just before the thread runs.
+ * ======================== Sanitizers ========================
+ * Functions that run across a switch of stacks return into another thread
+ * than they were called from, and copy stacks that hold other frames'
+ * redzones: sanitizers must not instrument them.
  */
+#if defined(__clang__)
+#define SWITCHING __attribute__((disable_sanitizer_instrumentation, \
+				 no_sanitize("address")))
+#else
+#define SWITCHING __attribute__((no_sanitize("thread", "address")))
+#endif
+
 #if defined(__SANITIZE_THREAD__)
 #define USCHED_TSAN 1
+#elif defined(__SANITIZE_ADDRESS__)
+#define USCHED_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define USCHED_TSAN 1
+#elif __has_feature(address_sanitizer)
+#define USCHED_ASAN 1
 #endif
-#endif
-
-/*
- * Functions that run across a switch of stacks return into another thread
- * than they were called from: sanitizers must not track them.
- */
-#if defined(__clang__)
-#define SWITCHING __attribute__((disable_sanitizer_instrumentation))
-#else
-#define SWITCHING __attribute__((no_sanitize("thread")))
 #endif
 
 #ifdef USCHED_TSAN
+/* TSan keeps a call stack per native thread: give each thread a "fiber". */
 void *__tsan_get_current_fiber(void);
 void *__tsan_create_fiber(unsigned flags);
 void __tsan_destroy_fiber(void *fiber);
@@ -172,16 +177,76 @@ static void san_finish(struct usched *s, struct ustack *u)
 }
 #else
 static inline void san_enter(struct usched *s) { (void)s; }
-static inline void san_switch(struct usched *s, struct ustack *u)
-{
-	(void)s;
-	(void)u;
-}
 static inline void san_finish(struct usched *s, struct ustack *u)
 {
 	(void)s;
 	(void)u;
 }
+#endif
+
+#ifdef USCHED_ASAN
+/*
+ * ASan: the shadow of a blocked thread's stack (which bytes are redzones)
+ * travels with it, after the stack bytes in its buffer, and comes back
+ * when it resumes. Once saved, it is cleared: ASan expects the shadow below
+ * the stack pointer to be clean, as function prologues poison redzones but
+ * do not unpoison the rest of their frame. Copies bypass ASan's memcpy,
+ * which would object to the redzones. Stack pointers are 16-byte aligned,
+ * so the shadow of [sp, bottom) is exactly (bottom - sp) / 8 bytes.
+ */
+#include <sanitizer/asan_interface.h>
+
+#define SAN_EXTRA(used) ((used) / 8)
+
+/* Called by uarch_resume instead of memcpy. */
+HIDDEN SWITCHING void uarch_copy(void *dst, const void *src, size_t n)
+{
+	volatile char *d = dst;
+	const volatile char *from = src;
+
+	for (size_t i = 0; i < n; i++)	/* volatile: not turned into memcpy */
+		d[i] = from[i];
+}
+#define stack_copy uarch_copy
+
+static SWITCHING char *asan_shadow(const char *addr)
+{
+	size_t scale, offset;
+
+	__asan_get_shadow_mapping(&scale, &offset);
+	return (char *)(((uintptr_t)addr >> scale) + offset);
+}
+
+static SWITCHING void san_save(struct ustack *u, char *sp, long used)
+{
+	stack_copy((char *)u->u_stack + used, asan_shadow(sp), used / 8);
+	__asan_unpoison_memory_region(sp, used);
+}
+
+static SWITCHING void san_switch(struct usched *s, struct ustack *u)
+{
+	(void)s;
+	if (u != NULL && u->u_sp != NULL)	/* it blocked before */
+		stack_copy(asan_shadow(u->u_sp), (char *)u->u_stack + u->u_used,
+			   u->u_used / 8);
+}
+#else
+#define SAN_EXTRA(used) 0
+#define stack_copy memcpy
+
+static inline void san_save(struct ustack *u, char *sp, long used)
+{
+	(void)u;
+	(void)sp;
+	(void)used;
+}
+#ifndef USCHED_TSAN
+static inline void san_switch(struct usched *s, struct ustack *u)
+{
+	(void)s;
+	(void)u;
+}
+#endif
 #endif
 
 static __attribute__((noreturn, format(printf, 1, 2)))
@@ -296,12 +361,13 @@ static COLD int ustack_grow(struct ustack *u, long used)
 
 	if (used > max)
 		return -E2BIG;
+	used += SAN_EXTRA(used);
 	/* A growing stack grows again soon: leave some room. */
 	size = u->u_len + u->u_len / 2;
 	if (size < used)
 		size = (used + 15) & ~15;
-	if (size > max)
-		size = max;
+	if (size > max + SAN_EXTRA(max))
+		size = max + SAN_EXTRA(max);
 	buf = s->s_alloc(s, size);
 	if (buf == NULL)
 		return -ENOMEM;
@@ -319,12 +385,13 @@ static SWITCHING struct uarch_to *usched_suspend(void *arg, char *sp)
 	struct usched *s = u->u_sched;
 	long used = s->s_bottom - sp;
 
-	if (unlikely(used > u->u_len)) {
+	if (unlikely(used + SAN_EXTRA(used) > u->u_len)) {
 		s->s_error = ustack_grow(u, used);
 		if (s->s_error != 0)
 			return NULL;
 	}
-	memcpy(u->u_stack, sp, used);
+	stack_copy(u->u_stack, sp, used);
+	san_save(u, sp, used);
 	u->u_sp = sp;
 	u->u_used = used;
 	if (used > u->u_max)
@@ -411,6 +478,11 @@ void ustack_abort(void)
  * The stack pointer is 16-byte aligned at +0.
  */
 #if defined(__x86_64__)
+#ifdef USCHED_ASAN
+#define UARCH_COPY "uarch_copy"
+#else
+#define UARCH_COPY "memcpy@PLT"
+#endif
 __asm__(
 	".text\n"
 	".globl uarch_switch\n"
@@ -479,7 +551,7 @@ __asm__(
 	"movq %rdi, %rbx\n"
 	"testq %rdx, %rdx\n"
 	"jz 1f\n"
-	"call memcpy@PLT\n"
+	"call " UARCH_COPY "\n"
 "1:\n"
 	"ldmxcsr (%rbx)\n"
 	"fldcw 4(%rbx)\n"
@@ -518,6 +590,11 @@ __asm__(
  *	+0 x19..x28, +80 x29 x30, +96 d8..d15, +160 FPCR; 176 bytes.
  */
 #elif defined(__aarch64__)
+#ifdef USCHED_ASAN
+#define UARCH_COPY "uarch_copy"
+#else
+#define UARCH_COPY "memcpy"
+#endif
 __asm__(
 	".text\n"
 	".globl uarch_switch\n"
@@ -567,7 +644,7 @@ __asm__(
 	"mov sp, x0\n"
 	"mov x19, x0\n"
 	"cbz x2, 1f\n"
-	"bl memcpy\n"
+	"bl " UARCH_COPY "\n"
 "1:\n"
 	"mov sp, x19\n"
 	"ldr x9, [sp, #160]\n"
