@@ -20,12 +20,15 @@ TEST_LIB  := $(O)/obj/tests/tap.o $(O)/obj/tests/tsched.o
 EXAMPLES  := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 
 # Configurations `make test` runs: name, compiler and flags. ThreadSanitizer
-# (clang's) checks the schedulers when clang is there.
+# (clang's) checks the schedulers when clang is there. `make check-matrix`
+# runs many more.
 HARDEN      = -fstack-protector-strong
 HAVE_CLANG := $(shell command -v clang >/dev/null 2>&1 && echo yes)
-TEST_CONFIGS ?= O0 O2 $(if $(HAVE_CLANG),tsan)
+TEST_CONFIGS ?= O0 O2 asan $(if $(HAVE_CLANG),tsan)
 CC_tsan    = clang
 CFLAGS_tsan = -O1 -g -fsanitize=thread
+CFLAGS_asan = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	      -fno-sanitize-recover=all
 CFLAGS_O0  = -O0 -g $(HARDEN)
 CFLAGS_O1  = -O1 -g $(HARDEN) -D_FORTIFY_SOURCE=2
 CFLAGS_O2  = -O2 -g $(HARDEN) -D_FORTIFY_SOURCE=2
@@ -37,7 +40,7 @@ BENCH_BIN   := bench/bin
 BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
 PEERS       := c cpp go rust
 
-.PHONY: all check-build test install clean bench
+.PHONY: all check-build test check-matrix install clean bench report
 all: $(O)/libusched.a $(O)/libusched.so
 
 $(O)/obj/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h
@@ -86,6 +89,14 @@ test: bench
 	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*) \
 		$(wildcard tests/t_*.sh tests/t_*.py)
 
+# The comparison report: PROFILE=quick (default) or full.
+report:
+	scripts/report.sh
+
+# Every compiler and optimisation level, sanitizers, valgrind, aarch64.
+check-matrix:
+	tests/matrix.sh
+
 usched.pc: usched.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
 
@@ -100,5 +111,6 @@ install: all usched.pc
 	install -m 644 usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
-	rm -rf build obj tests/*.o libusched.a libusched.so usched.pc $(BENCH_BIN)
+	rm -rf build obj tests/*.o libusched.a libusched.so usched.pc $(BENCH_BIN) \
+		report
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done

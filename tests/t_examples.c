@@ -11,6 +11,21 @@
 
 static char fringe[PATH_MAX];
 static char hello[PATH_MAX];
+/* A command to run the examples with, as for the tests (e.g. an emulator). */
+static const char *runner;
+
+/* Runs the example at path with args through runner, if any. */
+static void exec_example(const char *path, const char *a, const char *b)
+{
+	char cmd[PATH_MAX + 64];
+
+	if (runner == NULL) {
+		execl(path, path, a, b, (char *)NULL);
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "exec %s \"$0\" \"$@\"", runner);
+	execl("/bin/sh", "sh", "-c", cmd, path, a, b, (char *)NULL);
+}
 
 /* Runs fringe on two trees; returns its exit status, -1 if it crashed. */
 static int run(const char *a, const char *b)
@@ -23,10 +38,7 @@ static int run(const char *a, const char *b)
 
 		dup2(null, 1);
 		dup2(null, 2);
-		if (b != NULL)
-			execl(fringe, "fringe", a, b, (char *)NULL);
-		else
-			execl(fringe, "fringe", a, (char *)NULL);
+		exec_example(fringe, a, b);
 		_exit(127);
 	}
 	waitpid(pid, &status, 0);
@@ -66,10 +78,14 @@ static char *comb(int n, int left)
 
 static void test_hello(void)
 {
-	char out[256] = "";
-	FILE *p = popen(hello, "r");
-	size_t n = p != NULL ? fread(out, 1, sizeof out - 1, p) : 0;
+	char out[256] = "", cmd[PATH_MAX + 64];
+	size_t n = 0;
+	FILE *p;
 
+	snprintf(cmd, sizeof cmd, "%s %s", runner ? runner : "", hello);
+	p = popen(cmd, "r");
+	if (p != NULL)
+		n = fread(out, 1, sizeof out - 1, p);
 	out[n] = 0;
 	ok(p != NULL && pclose(p) == 0 &&
 	   strcmp(out, "ping 0\npong 0\nping 1\npong 1\nping 2\npong 2\n") == 0,
@@ -86,6 +102,7 @@ int main(int argc, char **argv)
 	(void)argv;
 	require(n > 0);
 	exe[n] = 0;
+	runner = getenv("USCHED_TEST_EXEC");
 	dir = dirname(exe);
 	snprintf(fringe, sizeof fringe, "%s/../examples/fringe", dir);
 	snprintf(hello, sizeof hello, "%s/../examples/hello", dir);

@@ -1,0 +1,82 @@
+#!/bin/bash
+# make check-matrix: the test suite under every compiler and optimisation
+# level with the stack protector and _FORTIFY_SOURCE, under ASan+UBSan and
+# TSan, under valgrind, and cross-compiled for aarch64 under qemu. One prove
+# run over all of it. A configuration whose tools are missing is skipped
+# with one line (CI installs them all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+harden="-g -fstack-protector-strong -Werror"
+fortify="-D_FORTIFY_SOURCE=2"
+have() { command -v "$1" >/dev/null 2>&1; }
+tests=()
+
+# build NAME CC CFLAGS [make variables...]
+build() {
+	local name=$1 cc=$2 cflags=$3
+	shift 3
+	make -s --no-print-directory O="build/$name" CC="$cc" CFLAGS="$cflags" \
+		"$@" check-build >/dev/null
+}
+
+# wrap NAME COMMAND...: scripts in build/NAME/run that run each test of
+# build/NAME through COMMAND, for prove.
+wrap() {
+	local name=$1 t
+	shift
+	mkdir -p "build/$name/run"
+	for t in "build/$name/tests/"t_*; do
+		[ -x "$t" ] || continue
+		printf '#!/bin/sh\nexec %s %s "$@"\n' "$*" "$PWD/$t" \
+			>"build/$name/run/$(basename "$t")"
+		chmod +x "build/$name/run/$(basename "$t")"
+		tests+=("build/$name/run/$(basename "$t")")
+	done
+}
+
+for cc in gcc clang; do
+	if ! have $cc; then
+		echo "skipping $cc: not installed"
+		continue
+	fi
+	for o in O0 O1 O2 O3 Os; do
+		f="-$o $harden"
+		[ $o = O0 ] || f="$f $fortify"
+		build "m-$cc-$o" $cc "$f"
+		tests+=(build/"m-$cc-$o"/tests/t_*)
+	done
+	build "asan-$cc" $cc "-O1 -g -Werror -fsanitize=address,undefined \
+		-fno-omit-frame-pointer -fno-sanitize-recover=all"
+	tests+=(build/"asan-$cc"/tests/t_*)
+done
+
+if have clang; then
+	build tsan clang "-O1 -g -Werror -fsanitize=thread"
+	tests+=(build/tsan/tests/t_*)
+fi
+
+if have valgrind; then
+	build valgrind gcc "-O2 $harden $fortify"
+	wrap valgrind env USCHED_TEST_THREADS=20000 valgrind -q \
+		--error-exitcode=9 --leak-check=full \
+		--errors-for-leak-kinds=definite --child-silent-after-fork=yes
+else
+	echo "skipping valgrind: not installed"
+fi
+
+if have aarch64-linux-gnu-gcc && have qemu-aarch64; then
+	qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+	for o in O0 O2; do
+		f="-$o $harden"
+		[ $o = O0 ] || f="$f $fortify"
+		build "a64-$o" aarch64-linux-gnu-gcc "$f" \
+			AR=aarch64-linux-gnu-ar CXX=aarch64-linux-gnu-g++
+		wrap "a64-$o" env USCHED_TEST_THREADS=200000 \
+			"USCHED_TEST_EXEC='$qemu'" $qemu
+	done
+else
+	echo "skipping aarch64: no aarch64-linux-gnu-gcc or qemu-aarch64"
+fi
+
+prove --exec '' --timer -j 2 "${tests[@]}"
