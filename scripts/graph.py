@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Turn sweep.py's results into plots and a markdown report.
+
+For each N (threads per cycle) it draws c<N>.png and c<N>.svg: x = threads
+N*R, y = millions of messages per second (both log scale; --linear for a
+linear y), one line per implementation.  Throughput uses the seconds each
+ring program printed (the message-passing phase): the point is
+N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
+fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
+holds a header (machine, toolchains, date), one table per N (cells: the
+point's value with 2 decimals, "fail" for a failed point, empty when not
+run), the failures' reasons and links to the images; summary.csv holds
+every point's numbers.
+"""
+
+import argparse
+import csv
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+import sweep  # noqa: E402  (labels, machine details)
+
+ROOT = sweep.ROOT
+
+
+def load_results(results):
+    """Every point JSON in the directory (machine.json aside)."""
+    points = []
+    for name in sorted(os.listdir(results)):
+        if not name.endswith(".json") or name == "machine.json":
+            continue
+        try:
+            with open(os.path.join(results, name)) as f:
+                pt = json.load(f)
+            pt["threads"] = pt["n"] * pt["r"]
+            pt["messages"] = pt["threads"] * pt["m"]
+            pt["status"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"graph.py: ignoring {name}: {e!r}", file=sys.stderr)
+            continue
+        points.append(pt)
+    return points
+
+
+def throughput(pt):
+    """(mean, slowest, fastest) in millions of messages/s, or None."""
+    secs = pt.get("seconds") or []
+    if pt["status"] != "ok" or not secs or min(secs) <= 0:
+        return None
+    mean = sum(secs) / len(secs)
+    scale = pt["messages"] / 1e6
+    return scale / mean, scale / max(secs), scale / min(secs)
+
+
+def label_order(points):
+    """Labels present, in sweep.py's table order, unknown ones last."""
+    present = {p["label"] for p in points}
+    known = [lb for lb in sweep.LABELS if lb in present]
+    return known + sorted(present - set(known))
+
+
+def by_n(points):
+    """{N: points}, N ascending."""
+    groups = {}
+    for pt in points:
+        groups.setdefault(pt["n"], []).append(pt)
+    return dict(sorted(groups.items()))
+
+
+def cell(pt):
+    if pt is None:
+        return ""
+    tp = throughput(pt)
+    return "fail" if tp is None else f"{tp[0]:.2f}"
+
+
+def table(points):
+    """Markdown table: rows = implementations, columns = threads N*R."""
+    cols = sorted({p["threads"] for p in points})
+    index = {(p["label"], p["threads"]): p for p in points}
+    lines = ["| implementation | " + " | ".join(map(str, cols)) + " |",
+             "|:---|" + "---:|" * len(cols)]
+    for label in label_order(points):
+        cells = [cell(index.get((label, c))) for c in cols]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(points, n, out, plt, linear):
+    """Draw one N's lines; return the PNG and SVG paths."""
+    fig, ax = plt.subplots(figsize=(10, 6))
+    markers = "os^vD<>phX*P8d"
+    colors = [*plt.get_cmap("tab10").colors, "black", "goldenrod", "teal",
+              "navy", "maroon"]
+    for i, label in enumerate(label_order(points)):
+        rows = sorted((p["threads"], throughput(p)) for p in points
+                      if p["label"] == label and throughput(p))
+        if not rows:
+            continue
+        xs = [x for x, _ in rows]
+        ys = [t[0] for _, t in rows]
+        err = [[t[0] - t[1] for _, t in rows], [t[2] - t[0] for _, t in rows]]
+        ax.errorbar(xs, ys, yerr=err, label=label, capsize=3,
+                    marker=markers[i % len(markers)],
+                    color=colors[i % len(colors)],
+                    linestyle="-" if i < 10 else "--")
+    ax.set_xscale("log")
+    if not linear:
+        ax.set_yscale("log")
+    ax.set_xlabel("threads (N*R, log scale)")
+    ax.set_ylabel("million messages / s" + ("" if linear else ", log scale")
+                  + "\n(bars: slowest to fastest run)")
+    ax.set_title(f"ring, N = {n} threads per cycle")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    paths = [os.path.join(out, f"c{n}.{ext}") for ext in ("png", "svg")]
+    fig.savefig(paths[0], dpi=120, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    return paths
+
+
+def machine(results):
+    """The sweep's machine.json, or this machine's details now."""
+    try:
+        with open(os.path.join(results, "machine.json")) as f:
+            return json.load(f), "recorded by sweep.py"
+    except (OSError, ValueError):
+        return sweep.machine_info(), "read when the report was made"
+
+
+def header(info, source):
+    rows = [("CPU", f"{info.get('cpu')} ({info.get('cores')} cores, "
+                    f"{info.get('cpus_used')} used)"),
+            ("Kernel", info.get("kernel")),
+            *((k, v) for k, v in (info.get("tools") or {}).items()),
+            ("usched", info.get("usched")),
+            ("Date", info.get("date"))]
+    lines = ["# usched ring benchmark", "",
+             f"Machine and toolchains ({source}):", "",
+             "| | |", "|:---|:---|"]
+    lines += [f"| {k} | {v} |" for k, v in rows]
+    return "\n".join(lines)
+
+
+def failures(points):
+    bad = [p for p in points if p["status"] != "ok"]
+    lines = [f"- {p['label']} N={p['n']} R={p['r']}: {p.get('reason')}"
+             for p in bad]
+    return "\n".join(lines)
+
+
+def report(points, images, info, source, linear):
+    """The whole report.md text."""
+    axes = "the x axis is" if linear else "both axes are"
+    parts = [header(info, source), "",
+             "Millions of messages per second: N*R*M messages over the mean "
+             "of the seconds each ring program printed for its "
+             "message-passing phase.  Columns: threads N*R.  \"fail\": the "
+             "point failed; empty: not run.  In the plots error bars span "
+             f"the slowest to the fastest run and {axes} logarithmic.", ""]
+    for n, pts in by_n(points).items():
+        png, svg = (os.path.basename(p) for p in images[n])
+        parts += [f"## N = {n} threads per cycle", "",
+                  f"[![N = {n}]({png})]({svg})", "", table(pts), ""]
+    fails = failures(points)
+    if fails:
+        parts += ["## Failed points", "", fails, ""]
+    return "\n".join(parts)
+
+
+def write_csv(points, path):
+    cols = ["label", "n", "r", "threads", "m", "d", "p", "status",
+            "mmsgs_mean", "mmsgs_slowest", "mmsgs_fastest", "runs", "reason"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for p in sorted(points, key=lambda p: (p["n"], p["label"],
+                                               p["threads"])):
+            tp = throughput(p) or ("", "", "")
+            w.writerow([p["label"], p["n"], p["r"], p["threads"], p["m"],
+                        p.get("d"), p.get("p"), p["status"],
+                        *(f"{v:.4f}" if v != "" else "" for v in tp),
+                        len(p.get("seconds") or []), p.get("reason") or ""])
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description="Plots (c<N>.png/.svg), report.md and summary.csv "
+        "from sweep.py's results.")
+    ap.add_argument("--results", metavar="DIR",
+                    default=os.path.join(ROOT, "report", "results"),
+                    help="sweep.py's results (default report/results)")
+    ap.add_argument("--out", metavar="DIR",
+                    default=os.path.join(ROOT, "report"),
+                    help="where to write (default report)")
+    ap.add_argument("--linear", action="store_true",
+                    help="linear throughput axis (default: log scale)")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("graph.py: matplotlib is missing "
+              "(python3 -m pip install matplotlib)", file=sys.stderr)
+        return 1
+    if not os.path.isdir(opts.results):
+        print(f"graph.py: no results directory {opts.results} "
+              "(run scripts/sweep.py first)", file=sys.stderr)
+        return 1
+    points = load_results(opts.results)
+    if not points:
+        print(f"graph.py: no results in {opts.results}", file=sys.stderr)
+        return 1
+    os.makedirs(opts.out, exist_ok=True)
+    images = {n: plot(pts, n, opts.out, plt, opts.linear)
+              for n, pts in by_n(points).items()}
+    md = os.path.join(opts.out, "report.md")
+    with open(md, "w") as f:
+        f.write(report(points, images, *machine(opts.results), opts.linear))
+    write_csv(points, os.path.join(opts.out, "summary.csv"))
+    for paths in images.values():
+        print("plot:", *paths)
+    print("report:", md)
+    print("table:", os.path.join(opts.out, "summary.csv"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

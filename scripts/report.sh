@@ -1,0 +1,39 @@
+#!/bin/bash
+# make report: install what is missing, build the benchmarks, run the sweep
+# (PROFILE=quick by default, or full) and write report/: plots and report.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile=${PROFILE:-quick}
+out=${REPORT_DIR:-report}
+
+# Debian packages the report needs, by the command or file that shows them.
+need=()
+command -v hyperfine >/dev/null || need+=(hyperfine)
+[ -e /usr/include/boost/context/fiber.hpp ] || need+=(libboost-context-dev)
+command -v g++ >/dev/null || need+=(g++)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "installing ${need[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+	else
+		echo "report: please install ${need[*]} (as root: apt-get install ${need[*]})" >&2
+		exit 1
+	fi
+fi
+
+# matplotlib: the system's, or a virtual environment of our own.
+python=python3
+if ! $python -c 'import matplotlib' 2>/dev/null; then
+	python=build/venv/bin/python3
+	if ! [ -x $python ] || ! $python -c 'import matplotlib' 2>/dev/null; then
+		echo "installing matplotlib into build/venv"
+		python3 -m venv build/venv
+		$python -m pip install -q matplotlib
+	fi
+fi
+
+make bench
+$python scripts/sweep.py --profile "$profile" --results "$out/results"
+$python scripts/graph.py --results "$out/results" --out "$out"
+echo "report: $out/report.md, plots $out/c2.png $out/c8.png (and .svg)"

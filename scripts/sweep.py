@@ -1,0 +1,520 @@
+#!/usr/bin/env python3
+"""Sweep the ring benchmark over implementations and sizes with hyperfine.
+
+Each point (implementation, N, R) runs through hyperfine (one warm-up run,
+then --runs timed runs) and is saved as one JSON file in the results
+directory, so an interrupted sweep resumes where it stopped.
+
+Two times are kept per run:
+  seconds  the number the ring program prints: the message-passing phase
+           alone (the graphs use this one);
+  wall     hyperfine's time for the whole process (start-up, thread
+           creation, teardown).
+To get the first, hyperfine runs the program through its shell with stdout
+appended to a scratch file; hyperfine runs the warm-up first, so the first
+--warmup lines of that file are dropped and the rest are the timed runs.
+
+A point that exits non-zero, is killed, times out (--timeout) or drives the
+machine out of memory (MemAvailable below --mem-reserve) is recorded as
+failed with the reason, and the sweep goes on.  A missing binary skips its
+implementations.  Finished points (ok or failed) are not run again unless
+their M, D or P changed, or --retry-failed is given for failed ones.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ALL = 0  # P value meaning "every CPU this process may run on"
+
+
+@dataclass(frozen=True)
+class Impl:
+    """One line of the comparison: a binary, its flags and fixed D and P."""
+    label: str
+    binary: str
+    flags: tuple
+    d: int
+    p: int  # ALL = every CPU
+    what: str
+
+
+# The implementations, in the order of the graphs' legends and tables.
+# Constraints of the peers are encoded here: ring-cpp takes P=1 and D=0,
+# ring-cpp-pool D=0, ring-boost P=1; ring-pthread ignores P.
+IMPLS = (
+    Impl("U-rr-1T", "ring", ("--sched", "rr"), 0, 1, "usched rr, 1 processor"),
+    Impl("U-rr", "ring", ("--sched", "rr"), 0, ALL, "usched rr, all CPUs"),
+    Impl("U-ll-1T", "ring", ("--sched", "ll"), 0, 1, "usched ll, 1 processor"),
+    Impl("U-ll", "ring", ("--sched", "ll"), 0, ALL, "usched ll, all CPUs"),
+    Impl("U-ll-1K", "ring", ("--sched", "ll"), 1000, ALL,
+         "usched ll, all CPUs, 1000 live stack bytes"),
+    Impl("U-ll-10K", "ring", ("--sched", "ll"), 10000, ALL,
+         "usched ll, all CPUs, 10000 live stack bytes"),
+    Impl("POSIX", "ring-pthread", (), 0, 1, "one pthread per ring member"),
+    Impl("GO1T", "ring-go", (), 0, 1, "goroutines, GOMAXPROCS=1"),
+    Impl("GO", "ring-go", (), 0, ALL, "goroutines, GOMAXPROCS=all CPUs"),
+    Impl("RUST-async-std", "ring-async-std", (), 0, 1,
+         "Rust async-std tasks, 1 thread"),
+    Impl("RUST-tokio", "ring-tokio", (), 0, 1,
+         "Rust tokio tasks, current-thread runtime"),
+    Impl("RUST-tokio-MT", "ring-tokio", (), 0, ALL,
+         "Rust tokio tasks, multi-thread runtime on all CPUs"),
+    Impl("C++1T", "ring-cpp", (), 0, 1, "C++20 coroutines, 1 thread"),
+    Impl("C++", "ring-cpp-pool", (), 0, ALL,
+         "C++20 coroutines over a pool of all CPUs"),
+    Impl("BOOST", "ring-boost", (), 0, 1, "Boost.Context fibers, 1 thread"),
+)
+LABELS = tuple(i.label for i in IMPLS)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A grid of sizes (M = messages // N // R + 100) and run settings."""
+    ns: tuple
+    rs: tuple
+    messages: int
+    runs: int
+    warmup: int
+    timeout: float  # seconds per point, warm-up and runs together
+
+
+PROFILES = {
+    "quick": Profile((2, 8), (2, 100, 10000), 800_000, 3, 1, 120),
+    "full": Profile((2, 8), (2, 4, 8, 50, 100, 500, 1000, 5000, 10000, 50000,
+                             100000, 500000, 1000000), 8_000_000, 5, 1, 1800),
+}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One (implementation, N, R) measurement to make."""
+    impl: Impl
+    n: int
+    r: int
+    m: int
+    d: int
+    p: int
+    argv: tuple
+
+    @property
+    def name(self):
+        return f"{self.impl.label}_N{self.n}_R{self.r}"
+
+    @property
+    def messages(self):
+        return self.n * self.r * self.m
+
+
+def cpus():
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def rounds(messages, n, r):
+    """M for a point: about `messages` in all, at least 100 rounds."""
+    return messages // n // r + 100
+
+
+def make_points(impls, ns, rs, messages, bindir):
+    """Every point of the grid for the given implementations."""
+    pts = []
+    for impl in impls:
+        p = cpus() if impl.p == ALL else impl.p
+        exe = os.path.join(bindir, impl.binary)
+        for n in ns:
+            for r in rs:
+                m = rounds(messages, n, r)
+                argv = (exe, *impl.flags, *map(str, (n, r, m, impl.d, p)))
+                pts.append(Point(impl, n, r, m, impl.d, p, argv))
+    return pts
+
+
+def result_path(results, pt):
+    return os.path.join(results, pt.name + ".json")
+
+
+def is_done(results, pt, retry_failed):
+    """True if the point has a saved result for the same M, D and P."""
+    try:
+        with open(result_path(results, pt)) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        return False
+    if (old.get("m"), old.get("d"), old.get("p")) != (pt.m, pt.d, pt.p):
+        return False
+    return not (retry_failed and old.get("status") != "ok")
+
+
+def mem_available():
+    """MemAvailable in bytes, or None where /proc/meminfo is missing."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def default_reserve():
+    """5% of the memory available now, at least 512 MB."""
+    avail = mem_available() or 0
+    return max(512 << 20, avail // 20) >> 20
+
+
+def run_bounded(cmd, log, timeout, reserve):
+    """Run cmd in its own process group; return (exit code, reason).
+
+    The group is killed when it outlives `timeout` seconds or when the
+    machine's available memory falls below `reserve` bytes."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    reason = None
+    try:
+        while proc.poll() is None:
+            if time.monotonic() - start > timeout:
+                reason = f"timeout after {timeout:g} s"
+            else:
+                avail = mem_available()
+                if avail is not None and avail < reserve:
+                    reason = (f"out of memory (MemAvailable "
+                              f"{avail >> 20} MB < {reserve >> 20} MB)")
+            if reason:
+                break
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, reason
+
+
+def exit_reason(code, hyperfine_log, stderr_text):
+    """Why hyperfine failed, from its exit and the program's stderr."""
+    m = re.search(r"non-zero exit code: (-?\d+)", hyperfine_log)
+    if m:
+        status = int(m.group(1))
+        why = f"exit status {status}"
+        if status > 128 and status - 128 < signal.NSIG:
+            why += f" (killed by {signal.Signals(status - 128).name})"
+    elif code < 0:
+        why = f"hyperfine killed by {signal.Signals(-code).name}"
+    else:
+        last = hyperfine_log.strip().splitlines()[-1:] or [""]
+        why = f"hyperfine exit status {code}: {last[0]}"
+    msg = stderr_text.strip().splitlines()[:1]
+    return why + (f": {msg[0]}" if msg else "")
+
+
+def parse_seconds(text, warmup, runs):
+    """The timed runs' printed seconds, or raise ValueError."""
+    lines = text.split()
+    if len(lines) != warmup + runs:
+        raise ValueError(f"expected {warmup + runs} numbers on stdout, "
+                         f"got {len(lines)}")
+    vals = [float(x) for x in lines[warmup:]]
+    if not all(v > 0 for v in vals):
+        raise ValueError(f"non-positive time in {lines[warmup:]}")
+    return vals
+
+
+def measure(pt, opts, hyperfine):
+    """Run one point through hyperfine; return the fields to record."""
+    with tempfile.TemporaryDirectory(prefix="usched-sweep-") as tmp:
+        out, err, exp, log = (os.path.join(tmp, f) for f in
+                              ("stdout", "stderr", "hf.json", "hf.log"))
+        shell_cmd = (f"{shlex.join(pt.argv)} >>{shlex.quote(out)} "
+                     f"2>>{shlex.quote(err)}")
+        cmd = [hyperfine, "--style", "basic", "--warmup", str(opts.warmup),
+               "--runs", str(opts.runs), "--export-json", exp, shell_cmd]
+        with open(log, "w") as logf:
+            code, reason = run_bounded(cmd, logf, opts.timeout,
+                                       opts.mem_reserve << 20)
+        if reason is None and code != 0:
+            reason = exit_reason(code, read(log), read(err))
+        if reason:
+            return {"status": "failed", "reason": reason}
+        try:
+            secs = parse_seconds(read(out), opts.warmup, opts.runs)
+            with open(exp) as f:
+                hf = json.load(f)["results"][0]
+        except (ValueError, KeyError, IndexError, OSError) as e:
+            return {"status": "failed", "reason": f"bad output: {e}"}
+    return {"status": "ok", "reason": None, "seconds": secs,
+            "wall": hf.get("times", []), "hyperfine": hf}
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def save(results, pt, fields, opts):
+    """Write the point's JSON atomically."""
+    rec = {"label": pt.impl.label, "binary": pt.impl.binary,
+           "n": pt.n, "r": pt.r, "m": pt.m, "d": pt.d, "p": pt.p,
+           "messages": pt.messages,
+           "command": [os.path.basename(pt.argv[0]), *pt.argv[1:]],
+           "status": fields["status"], "reason": fields.get("reason"),
+           "runs": opts.runs, "warmup": opts.warmup, "date": now(),
+           "seconds": [], "wall": []}
+    rec.update(fields)
+    path = result_path(results, pt)
+    with open(path + ".tmp", "w") as f:
+        json.dump(rec, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def now():
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def command_version(argv):
+    """First line a version command prints, or 'not found'."""
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    lines = (p.stdout or p.stderr).strip().splitlines()
+    return lines[0] if p.returncode == 0 and lines else "not found"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_info():
+    """What the report header tells about the machine and toolchains."""
+    tools = {"gcc": ["gcc", "--version"], "g++": ["g++", "--version"],
+             "clang": ["clang", "--version"], "go": ["go", "version"],
+             "rustc": ["rustc", "--version"],
+             "hyperfine": ["hyperfine", "--version"]}
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "cpus_used": cpus(),
+            "kernel": f"{platform.system()} {platform.release()}",
+            "tools": {k: command_version(v) for k, v in tools.items()},
+            "usched": command_version(["git", "-C", ROOT, "describe",
+                                       "--always", "--dirty"]),
+            "date": now()}
+
+
+def fmt_time(sec):
+    sec = int(sec)
+    return f"{sec // 3600}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+
+
+class Progress:
+    """Points done/total, elapsed and remaining time weighted by messages."""
+
+    def __init__(self, todo):
+        self.total = len(todo)
+        self.weight_left = sum(p.messages for p in todo)
+        self.weight_done = 0
+        self.done = 0
+        self.start = time.monotonic()
+
+    def line(self, pt, fields):
+        self.done += 1
+        self.weight_done += pt.messages
+        self.weight_left -= pt.messages
+        spent = time.monotonic() - self.start
+        eta = spent / self.weight_done * self.weight_left
+        if fields["status"] == "ok":
+            mean = sum(fields["seconds"]) / len(fields["seconds"])
+            what = f"{pt.messages / mean / 1e6:.2f} Mmsg/s"
+        else:
+            what = "FAILED: " + fields["reason"]
+        width = len(str(self.total))
+        return (f"[{self.done:{width}}/{self.total}] {pt.impl.label} "
+                f"N={pt.n} R={pt.r} M={pt.m}: {what} | elapsed "
+                f"{fmt_time(spent)}, remaining ~{fmt_time(eta)}")
+
+
+def positive_float(s):
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {s!r}")
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0: {s!r}")
+    return v
+
+
+def int_at_least(low):
+    def conv(s):
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {s!r}")
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}: {s!r}")
+        return v
+    return conv
+
+
+def int_list(low):
+    conv = int_at_least(low)
+
+    def parse(s):
+        vals = tuple(conv(x) for x in s.split(","))
+        if len(set(vals)) != len(vals):
+            raise argparse.ArgumentTypeError(f"repeated value in {s!r}")
+        return vals
+    return parse
+
+
+def label_list(s):
+    labels = [x for x in s.split(",") if x]
+    bad = [x for x in labels if x not in LABELS]
+    if bad or not labels:
+        raise argparse.ArgumentTypeError(
+            f"unknown implementation {','.join(bad) or s!r}; "
+            f"known: {','.join(LABELS)}")
+    return labels
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description="Run the ring benchmarks through hyperfine; one JSON "
+        "per point in the results directory (resumable).",
+        epilog="Implementations: " + ", ".join(LABELS))
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="quick",
+                    help="quick (default, a few minutes) or full (whole grid)")
+    ap.add_argument("--only", type=label_list, metavar="LABEL,...",
+                    help="run only these implementations")
+    ap.add_argument("--ns", type=int_list(2), metavar="N,...",
+                    help="override the profile's N values")
+    ap.add_argument("--rs", type=int_list(1), metavar="R,...",
+                    help="override the profile's R values")
+    ap.add_argument("--runs", type=int_at_least(1),
+                    help="timed runs per point (quick 3, full 5)")
+    ap.add_argument("--warmup", type=int_at_least(0),
+                    help="warm-up runs per point (default 1)")
+    ap.add_argument("--timeout", type=positive_float, metavar="SEC",
+                    help="per-point limit, warm-up and runs together "
+                    "(quick 120, full 1800)")
+    ap.add_argument("--mem-reserve", type=int_at_least(1), metavar="MB",
+                    default=default_reserve(),
+                    help="fail a point when MemAvailable drops below this "
+                    "(default 5%% of what is available now, >= 512)")
+    ap.add_argument("--results", default=os.path.join(ROOT, "report",
+                                                      "results"),
+                    metavar="DIR", help="default report/results")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "bench", "bin"),
+                    metavar="DIR", help="benchmark binaries (default "
+                    "bench/bin)")
+    ap.add_argument("--retry-failed", action="store_true",
+                    help="run again the points recorded as failed")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="list the points to run and exit")
+    opts = ap.parse_args(argv)
+    prof = PROFILES[opts.profile]
+    opts.ns = opts.ns or prof.ns
+    opts.rs = opts.rs or prof.rs
+    opts.messages = prof.messages
+    opts.runs = opts.runs or prof.runs
+    opts.timeout = opts.timeout or prof.timeout
+    opts.warmup = prof.warmup if opts.warmup is None else opts.warmup
+    return opts
+
+
+def present_impls(opts):
+    """The selected implementations whose binary exists; say which not."""
+    chosen = [i for i in IMPLS if opts.only is None or i.label in opts.only]
+    found = []
+    for impl in chosen:
+        exe = os.path.join(opts.bin, impl.binary)
+        if os.access(exe, os.X_OK) and os.path.isfile(exe):
+            found.append(impl)
+        else:
+            print(f"skip {impl.label}: no {exe}", file=sys.stderr)
+    return found
+
+
+def dry_run(todo, done):
+    print("label\tN\tR\tM\tD\tP\tcommand")
+    for pt in todo:
+        print(f"{pt.impl.label}\t{pt.n}\t{pt.r}\t{pt.m}\t{pt.d}\t{pt.p}\t"
+              f"{shlex.join(pt.argv)}")
+    print(f"{len(todo)} points to run, {done} already done",
+          file=sys.stderr)
+
+
+def sweep(todo, opts, hyperfine):
+    """Run the points, saving each; return the number that failed."""
+    os.makedirs(opts.results, exist_ok=True)
+    if todo:
+        with open(os.path.join(opts.results, "machine.json"), "w") as f:
+            json.dump(machine_info(), f, indent=1)
+    prog = Progress(todo)
+    failed = 0
+    for pt in todo:
+        fields = measure(pt, opts, hyperfine)
+        save(opts.results, pt, fields, opts)
+        failed += fields["status"] != "ok"
+        print(prog.line(pt, fields), flush=True)
+    return failed
+
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, interrupt)
+    points = make_points(present_impls(opts), opts.ns, opts.rs,
+                         opts.messages, opts.bin)
+    todo = [p for p in points
+            if not is_done(opts.results, p, opts.retry_failed)]
+    if opts.dry_run:
+        dry_run(todo, len(points) - len(todo))
+        return 0
+    hyperfine = shutil.which("hyperfine")
+    if hyperfine is None:
+        print("sweep.py: hyperfine not found (apt-get install hyperfine)",
+              file=sys.stderr)
+        return 1
+    print(f"{len(todo)} points to run, {len(points) - len(todo)} already "
+          f"done; results in {opts.results}", flush=True)
+    try:
+        failed = sweep(todo, opts, hyperfine)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; finished points are in {opts.results}, "
+              "run again to resume", file=sys.stderr)
+        return 130
+    print(f"done: {len(todo) - failed} ok, {failed} failed; "
+          f"results in {opts.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

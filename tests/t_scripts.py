@@ -1,0 +1,369 @@
+#!/usr/bin/env python3
+"""TAP tests of scripts/sweep.py and scripts/graph.py (run by prove).
+
+Needs hyperfine and matplotlib: without them the checks that use them fail.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SWEEP = os.path.join(ROOT, "scripts", "sweep.py")
+GRAPH = os.path.join(ROOT, "scripts", "graph.py")
+BINARIES = ("ring", "ring-pthread", "ring-go", "ring-async-std",
+            "ring-tokio", "ring-cpp", "ring-cpp-pool", "ring-boost")
+NCPU = len(os.sched_getaffinity(0))
+
+count = 0
+failures = 0
+
+
+def check(ok, name, diag=""):
+    """Print one TAP result line (and diagnostics when it failed)."""
+    global count, failures
+    count += 1
+    if not ok:
+        failures += 1
+    print(f"{'ok' if ok else 'not ok'} {count} - {name}")
+    if not ok and diag:
+        for line in str(diag).splitlines()[:30]:
+            print(f"# {line}")
+    sys.stdout.flush()
+    return ok
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, script, *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def fake_bin(dirpath, name, body):
+    """A fake ring binary: a shell script logging its arguments."""
+    path = os.path.join(dirpath, name)
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\necho "$@" >> "{path}.calls"\n{body}\n')
+    os.chmod(path, 0o755)
+    return path
+
+
+def calls(path):
+    try:
+        with open(path + ".calls") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
+# ---- graph.py on fixed results -------------------------------------------
+
+def point(label, n, r, m, status="ok", seconds=(), reason=None):
+    return {"label": label, "binary": "x", "n": n, "r": r, "m": m, "d": 0,
+            "p": 1, "status": status, "reason": reason,
+            "seconds": list(seconds), "wall": list(seconds)}
+
+
+FIXED = [
+    point("U-rr", 2, 4, 1000, seconds=[0.004, 0.004, 0.004]),   # 2.00
+    point("U-rr", 2, 8, 1000, seconds=[0.004, 0.002]),          # 5.33
+    point("POSIX", 2, 4, 1000, "failed", reason="exit status 1: boom"),
+    point("C++1T", 2, 8, 500, seconds=[0.01]),                   # 0.80
+    point("GO", 8, 2, 500, seconds=[0.001]),                     # 8.00
+    point("GO", 8, 100, 125, seconds=[0.04]),                    # 2.50
+    point("BOOST", 8, 2, 100, seconds=[0.0016]),                 # 1.00
+]
+MACHINE = {"cpu": "Test CPU 9000", "cores": 64, "cpus_used": 2,
+           "kernel": "Linux 9.9.9-test", "tools": {"gcc": "gcc 99.1"},
+           "usched": "abc123", "date": "2001-02-03T04:05:06+00:00"}
+
+
+def md_tables(text):
+    """{N: {label: {threads: cell}}} from report.md's tables."""
+    tables, n, cols = {}, None, None
+    for line in text.splitlines():
+        m = re.match(r"## N = (\d+)", line)
+        if m:
+            n, cols = int(m.group(1)), None
+            tables[n] = {}
+        elif n is not None and line.startswith("| implementation"):
+            cols = [int(c) for c in line.strip("|").split("|")[1:]]
+        elif cols and line.startswith("|") and not line.startswith("|:"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            tables[n][cells[0]] = dict(zip(cols, cells[1:]))
+        elif not line.startswith("|"):
+            cols = None if line.strip() else cols
+    return tables
+
+
+def test_graph(tmp):
+    res, out = os.path.join(tmp, "results"), os.path.join(tmp, "out")
+    os.makedirs(res)
+    for p in FIXED:
+        name = f"{p['label']}_N{p['n']}_R{p['r']}.json"
+        with open(os.path.join(res, name), "w") as f:
+            json.dump(p, f)
+    with open(os.path.join(res, "machine.json"), "w") as f:
+        json.dump(MACHINE, f)
+    p = run(GRAPH, "--results", res, "--out", out)
+    if not check(p.returncode == 0, "graph.py runs on fixed results",
+                 p.stdout + p.stderr):
+        return
+    with open(os.path.join(out, "report.md")) as f:
+        md = f.read()
+    t = md_tables(md)
+    want = {2: {"U-rr": {8: "2.00", 16: "5.33"},
+                "POSIX": {8: "fail", 16: ""},
+                "C++1T": {8: "", 16: "0.80"}},
+            8: {"GO": {16: "8.00", 800: "2.50"},
+                "BOOST": {16: "1.00", 800: ""}}}
+    check(t == want, "table cells are N*R*M/mean(seconds)/1e6, fail, empty",
+          f"got {t}")
+    check(list(t.get(2, {})) == ["U-rr", "POSIX", "C++1T"],
+          "rows follow sweep.py's order", f"got {list(t.get(2, {}))}")
+    check(all(s in md for s in ("Test CPU 9000", "64 cores",
+                                "Linux 9.9.9-test", "gcc 99.1",
+                                "2001-02-03")),
+          "header shows the recorded machine", md[:600])
+    check("(c2.png)" in md and "(c8.svg)" in md and "boom" in md,
+          "report links the images and lists failures")
+    with open(os.path.join(out, "summary.csv")) as f:
+        rows = f.read().splitlines()
+    check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2," in rows,
+          "summary.csv has mean, slowest and fastest run", "\n".join(rows))
+    for n in (2, 8):
+        png, svg = (os.path.join(out, f"c{n}.{e}") for e in ("png", "svg"))
+        with open(png, "rb") as f:
+            magic = f.read(8)
+        check(magic == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 1000,
+              f"c{n}.png is a non-empty PNG")
+        with open(svg, errors="replace") as f:
+            text = f.read()
+        check("<svg" in text and os.path.getsize(svg) > 1000,
+              f"c{n}.svg is a non-empty SVG")
+    p = run(GRAPH, "--results", os.path.join(tmp, "none"), "--out", out)
+    check(p.returncode == 1 and "no results" in p.stderr,
+          "graph.py without results exits 1", p.stderr)
+
+
+# ---- sweep.py --dry-run -----------------------------------------------------
+
+# label: (binary and flags, D, P) as the lead's brief lays them down
+EXPECTED = {
+    "U-rr-1T": ("ring --sched rr", 0, 1), "U-rr": ("ring --sched rr", 0, NCPU),
+    "U-ll-1T": ("ring --sched ll", 0, 1), "U-ll": ("ring --sched ll", 0, NCPU),
+    "U-ll-1K": ("ring --sched ll", 1000, NCPU),
+    "U-ll-10K": ("ring --sched ll", 10000, NCPU),
+    "POSIX": ("ring-pthread", 0, 1), "GO1T": ("ring-go", 0, 1),
+    "GO": ("ring-go", 0, NCPU), "RUST-async-std": ("ring-async-std", 0, 1),
+    "RUST-tokio": ("ring-tokio", 0, 1),
+    "RUST-tokio-MT": ("ring-tokio", 0, NCPU),
+    "C++1T": ("ring-cpp", 0, 1), "C++": ("ring-cpp-pool", 0, NCPU),
+    "BOOST": ("ring-boost", 0, 1),
+}
+GRIDS = {"quick": ((2, 8), (2, 100, 10000), 800000),
+         "full": ((2, 8), (2, 4, 8, 50, 100, 500, 1000, 5000, 10000, 50000,
+                           100000, 500000, 1000000), 8000000)}
+
+
+def dry_points(stdout):
+    lines = stdout.strip().splitlines()
+    return [ln.split("\t") for ln in lines[1:]]
+
+
+def point_errors(rows, bindir, messages):
+    """What is wrong with the listed points, as text lines."""
+    errs = []
+    for label, n, r, m, d, p, cmd in rows:
+        n, r, m, d, p = map(int, (n, r, m, d, p))
+        prog, dd, pp = EXPECTED.get(label, ("?", -1, -1))
+        if m != messages // n // r + 100:
+            errs.append(f"{label} N={n} R={r}: M={m}")
+        if (d, p) != (dd, pp):
+            errs.append(f"{label}: D={d} P={p}, want D={dd} P={pp}")
+        if cmd != f"{bindir}/{prog} {n} {r} {m} {d} {p}":
+            errs.append(f"{label}: command {cmd}")
+    return errs
+
+
+def test_dry_run(tmp):
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir)
+    fakes = [fake_bin(bindir, b, "echo 0.001") for b in BINARIES]
+    res = os.path.join(tmp, "results")
+    for prof, (ns, rs, messages) in GRIDS.items():
+        p = run(SWEEP, "--dry-run", "--profile", prof, "--bin", bindir,
+                "--results", res)
+        rows = dry_points(p.stdout)
+        check(p.returncode == 0 and p.stdout.startswith("label\tN\tR\tM"),
+              f"{prof} dry run lists points", p.stderr)
+        check(len(rows) == len(EXPECTED) * len(ns) * len(rs)
+              and {r[0] for r in rows} == set(EXPECTED)
+              and {(int(r[1]), int(r[2])) for r in rows}
+              == {(n, r) for n in ns for r in rs},
+              f"{prof}: every implementation at every N and R",
+              f"{len(rows)} rows")
+        errs = point_errors(rows, bindir, messages)
+        check(not errs, f"{prof}: M formula, D, P and commands",
+              "\n".join(errs))
+    check(not any(calls(f) for f in fakes) and not os.path.exists(res),
+          "dry run runs nothing and writes nothing")
+    only = os.path.join(tmp, "only")
+    os.makedirs(only)
+    fake_bin(only, "ring-cpp", "echo 0.001")
+    p = run(SWEEP, "--dry-run", "--bin", only, "--results", res)
+    rows = dry_points(p.stdout)
+    skips = [ln for ln in p.stderr.splitlines() if ln.startswith("skip ")]
+    check(p.returncode == 0 and {r[0] for r in rows} == {"C++1T"}
+          and len(skips) == len(EXPECTED) - 1,
+          "missing binaries skip their implementations, one line each",
+          p.stdout + p.stderr)
+    p = run(SWEEP, "--dry-run", "--bin", bindir, "--only", "GO,BOOST",
+            "--results", res)
+    check({r[0] for r in dry_points(p.stdout)} == {"GO", "BOOST"},
+          "--only restricts the implementations", p.stdout)
+
+
+# ---- sweep.py for real, with fake binaries ---------------------------------
+
+def load(res, name):
+    try:
+        with open(os.path.join(res, name + ".json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def sweep(bindir, res, *args):
+    return run(SWEEP, "--bin", bindir, "--results", res, "--runs", "2",
+               "--ns", "2", *args)
+
+
+def test_sweep(tmp):
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    posix = fake_bin(bindir, "ring-pthread", "echo 0.004")
+    p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
+    pt = load(res, "POSIX_N2_R4")
+    check(p.returncode == 0 and pt is not None and pt["status"] == "ok",
+          "one-point sweep records an ok point", p.stdout + p.stderr)
+    if pt is None:
+        return
+    check(pt["seconds"] == [0.004, 0.004] and len(pt["wall"]) == 2
+          and pt["m"] == 800000 // 2 // 4 + 100 and pt["messages"]
+          == 2 * 4 * pt["m"], "point keeps the printed seconds, wall, M",
+          json.dumps(pt))
+    check(calls(posix) == ["2 4 100100 0 1"] * 3,
+          "warm-up plus runs, with the right arguments", calls(posix))
+    check(re.search(r"\[1/1\] POSIX N=2 R=4 .* elapsed .*remaining", p.stdout),
+          "progress line with elapsed and remaining", p.stdout)
+    p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
+    check(p.returncode == 0 and len(calls(posix)) == 3
+          and "0 points to run, 1 already done" in p.stdout,
+          "a second run resumes: nothing new", p.stdout + p.stderr)
+
+    fake_bin(bindir, "ring-cpp", 'echo "no luck" >&2; exit 1')
+    fake_bin(bindir, "ring-boost", "kill -SEGV $$")
+    fake_bin(bindir, "ring-go", "echo 0.004; echo 0.005")
+    fake_bin(bindir, "ring-cpp-pool", "sleep 30")
+    p = sweep(bindir, res, "--rs", "4,8", "--timeout", "2", "--only",
+              "C++1T,BOOST,POSIX,GO1T,C++")
+    check(p.returncode == 0 and "8 failed" in p.stdout,
+          "failures are recorded and the sweep goes on", p.stdout + p.stderr)
+    reasons = {k: (load(res, k) or {}).get("reason") or "" for k in
+               ("C++1T_N2_R4", "BOOST_N2_R8", "GO1T_N2_R4", "C++_N2_R8")}
+    check("exit status 1" in reasons["C++1T_N2_R4"]
+          and "no luck" in reasons["C++1T_N2_R4"],
+          "non-zero exit: status and stderr kept", reasons)
+    check("SIGSEGV" in reasons["BOOST_N2_R8"], "crash: signal named",
+          reasons)
+    check("bad output" in reasons["GO1T_N2_R4"], "bad output is a failure",
+          reasons)
+    check("timeout" in reasons["C++_N2_R8"], "timeout is a failure", reasons)
+    check((load(res, "POSIX_N2_R8") or {}).get("status") == "ok",
+          "points after failures still run")
+    fake_bin(bindir, "ring-cpp", "echo 0.002")
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "C++1T")
+    check("0 points to run, 2 already done" in p.stdout,
+          "failed points count as done", p.stdout)
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "C++1T", "--retry-failed")
+    check((load(res, "C++1T_N2_R4") or {}).get("status") == "ok",
+          "--retry-failed runs them again", p.stdout + p.stderr)
+    p = sweep(bindir, res, "--rs", "16", "--only", "C++1T",
+              "--mem-reserve", str(1 << 40))
+    check("out of memory" in ((load(res, "C++1T_N2_R16") or {})
+                              .get("reason") or ""),
+          "memory below --mem-reserve fails the point", p.stdout + p.stderr)
+
+
+def test_interrupt(tmp):
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    pidfile = os.path.join(tmp, "pid")
+    fake_bin(bindir, "ring-cpp", f'echo $$ > "{pidfile}"; sleep 60')
+    proc = subprocess.Popen([sys.executable, SWEEP, "--bin", bindir,
+                             "--results", res, "--ns", "2", "--rs", "4",
+                             "--only", "C++1T"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(pidfile):
+            break
+        time.sleep(0.1)
+    time.sleep(0.2)
+    proc.terminate()
+    err = proc.communicate(timeout=30)[1]
+    check(proc.returncode == 130 and "interrupted" in err
+          and load(res, "C++1T_N2_R4") is None,
+          "SIGTERM stops the sweep without recording the point", err)
+    time.sleep(0.2)
+    check(not alive(pidfile), "and kills the running benchmark")
+
+
+def alive(pidfile):
+    """Whether the process whose pid the file holds runs (zombies don't)."""
+    try:
+        with open(pidfile) as f:
+            pid = int(f.read())
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+# ---- bad command lines -----------------------------------------------------
+
+BAD = [
+    (SWEEP, "--timeout", "-1"), (SWEEP, "--timeout", "0"),
+    (SWEEP, "--timeout", "soon"), (SWEEP, "--profile", "huge"),
+    (SWEEP, "--only", "NOPE"), (SWEEP, "--only", ""), (SWEEP, "--runs", "0"),
+    (SWEEP, "--warmup", "-1"), (SWEEP, "--ns", "1"), (SWEEP, "--rs", "2,x"),
+    (SWEEP, "--bogus"), (SWEEP, "extra"), (GRAPH, "--bogus"), (GRAPH, "x"),
+]
+
+
+def test_bad_args():
+    for script, *args in BAD:
+        p = run(script, *args, "--dry-run") if script == SWEEP \
+            else run(script, *args)
+        check(p.returncode == 2 and "usage:" in p.stderr,
+              f"{os.path.basename(script)} {' '.join(args)}: usage, exit 2",
+              f"status {p.returncode}: {p.stderr}")
+
+
+def main():
+    for test in (test_graph, test_dry_run, test_sweep, test_interrupt):
+        with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
+            try:
+                test(tmp)
+            except Exception as e:  # a crash is a failure, not an abort
+                check(False, f"{test.__name__} crashed", repr(e))
+    test_bad_args()
+    print(f"1..{count}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
