@@ -62,6 +62,11 @@ struct ustack {
 };
 
 void usched_run(struct usched *s);
+/* The thread s is running, or NULL; for schedulers that know s already. */
+static inline struct ustack *usched_running(const struct usched *s)
+{
+	return s->s_self;
+}
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len);
 int  ustack_block(void);

@@ -82,13 +82,15 @@ static void member(void *arg)
 {
 	uint64_t i = (uintptr_t)arg, n = ring.r_args.n, m = ring.r_args.m;
 	uint64_t j = i % n, right = i - j + (j + 1) % n, got = 0;
+	uint64_t turn = j;	/* rounds until this thread sends: no division */
 	volatile unsigned char pad[ring.r_args.d + 1];
 	int spurious = 0;
 
 	pad_fill(pad, ring.r_args.d, i);
 	for (uint64_t round = 0; round < m; round++) {
-		int sender = round % n == j;
+		int sender = turn == 0;
 
+		turn = sender ? n - 1 : turn - 1;
 		if (sender)
 			pass(right);
 		if (ring.r_ops->so_wait() != 0)

@@ -20,14 +20,8 @@ enum {
 	BUF_CACHE_MAX = 8 << 20		/* cached stack buffers, per processor */
 };
 
-static __thread struct proc *proc_current
-	__attribute__((tls_model("initial-exec")));
+__thread struct proc *proc_current;
 static int pinning = -1;	/* -1: not decided yet */
-
-struct proc *proc_here(void)
-{
-	return proc_current;
-}
 
 void sched_set_pinning(int on)
 {

@@ -87,13 +87,23 @@ static inline void thread_set_state(struct sched_thread *t, int state)
 	__atomic_store_n(&t->t_state, state, __ATOMIC_RELEASE);
 }
 
-static inline struct sched_thread *sched_self(void)
+/* The processor the calling native thread is, if any. */
+extern __thread struct proc *proc_current
+	__attribute__((tls_model("initial-exec")));
+
+static inline struct proc *proc_here(void)
 {
-	return (struct sched_thread *)ustack_self();
+	return proc_current;
 }
 
-/* The processor the calling native thread is, if any. */
-struct proc *proc_here(void);
+/* The running thread of this processor, or NULL. */
+static inline struct sched_thread *sched_self(void)
+{
+	struct proc *p = proc_current;
+
+	return p != NULL ? (struct sched_thread *)usched_running(&p->p_sched)
+			 : NULL;
+}
 
 /*
  * Sets up nr processors of size bytes each (a struct proc first) with
