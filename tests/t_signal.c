@@ -1,30 +1,37 @@
 /*
- * A SIGPROF timer every 100 us whose handler uses 4 KiB of stack, during a
+ * A SIGPROF timer every 100 us (a POSIX timer on the monotonic clock:
+ * setitimer's profiling timer only ticks at the scheduler's rate) whose
+ * handler uses 4 KiB of stack, during a
  * million switches at varying depths; every thread checks its locals after
- * every resume.
+ * every resume. USCHED_TEST_SWITCHES=N runs N switches instead (the long
+ * run: tens of millions).
  */
 #include "tap.h"
 #include "tsched.h"
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+#include <time.h>
 
-enum { THREADS = 8, SWITCHES = 1000000 };
+enum { THREADS = 8 };
 
 static volatile sig_atomic_t ticks;
 static long bad;
 static long switches;
+static long target;
 
 static void on_prof(int sig)
 {
 	volatile unsigned char scratch[4096];
+	static volatile unsigned sink;
 
 	(void)sig;
 	for (size_t i = 0; i < sizeof scratch; i++)
 		scratch[i] = (unsigned char)(i * 31 + ticks);
-	ticks += scratch[4095] != 0 || scratch[0] == 0;
+	sink += scratch[0] + scratch[4095];
+	ticks++;
 }
 
 static uint64_t mix(uint64_t x)
@@ -54,27 +61,42 @@ static void thread(void *arg)
 {
 	uint64_t id = (uintptr_t)arg;
 
-	while (switches < SWITCHES)
+	while (switches < target)
 		work(id, (int)(id * 7 % 40));
 }
 
 int main(void)
 {
 	struct sigaction sa = { .sa_handler = on_prof, .sa_flags = SA_RESTART };
-	struct itimerval every = { { 0, 100 }, { 0, 100 } };
-	struct itimerval stop = { { 0, 0 }, { 0, 0 } };
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL,
+			       .sigev_signo = SIGPROF };
+	struct itimerspec every = { { 0, 100000 }, { 0, 100000 } };
+	const char *env = getenv("USCHED_TEST_SWITCHES");
+	struct timespec t0, t1;
+	double secs;
+	timer_t timer;
 	struct tsched ts;
 
+	target = env != NULL && atol(env) > 0 ? atol(env) : 1000000;
 	sigemptyset(&sa.sa_mask);
 	require(sigaction(SIGPROF, &sa, NULL) == 0);
-	require(setitimer(ITIMER_PROF, &every, NULL) == 0);
+	require(timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0);
 	tsched_init(&ts);
 	for (uintptr_t i = 1; i <= THREADS; i++)
 		tsched_spawn(&ts, thread, (void *)(i * 0x1234567));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	require(timer_settime(timer, 0, &every, NULL) == 0);
 	tsched_run(&ts);
-	setitimer(ITIMER_PROF, &stop, NULL);
-	ok(switches >= SWITCHES, "%ld switches", switches);
-	ok(ticks > 10, "%d signals delivered during them", (int)ticks);
+	timer_delete(timer);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	ok(switches >= target, "%ld switches in %.2f s", switches, secs);
+	/*
+	 * The timer asks for 10 kHz; what arrives depends on how much CPU
+	 * this process gets (pending signals coalesce), so no rate is asserted.
+	 */
+	diag("%d signals, %.0f per second", (int)ticks, ticks / secs);
+	ok(ticks >= 100, "signals arrived during the switches (%d)", (int)ticks);
 	ok(bad == 0, "no locals corrupted (%ld bad)", bad);
 	ok(ts.ts_bytes == 0 && ts.ts_done == THREADS, "all done and freed");
 	return tap_done();
