@@ -13,15 +13,17 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/fixedsize_stack.hpp>
 
-#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <exception>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "args.h"
+#include "ring.h"
 
 namespace ctx = boost::context;
 
@@ -47,16 +49,9 @@ struct member {
 
 class scheduler {
 public:
-	explicit scheduler(std::size_t capacity)
-	{
-		std::size_t size = 1;
-		while (size < capacity)
-			size *= 2;
-		slots_.resize(size);
-		mask_ = size - 1;
-	}
+	explicit scheduler(std::size_t capacity) : queue_(capacity) {}
 
-	void push(member *m) { slots_[tail_++ & mask_] = m; }
+	void push(member *m) { queue_.push(m); }
 
 	// Run the queued fibers; returns when none is runnable.
 	void run()
@@ -100,10 +95,7 @@ public:
 	}
 
 private:
-	member *next()
-	{
-		return head_ != tail_ ? slots_[head_++ & mask_] : &main_;
-	}
+	member *next() { return queue_.empty() ? &main_ : queue_.pop(); }
 
 	void switch_to(member *to)
 	{
@@ -114,8 +106,7 @@ private:
 		from_->fiber = std::move(from);
 	}
 
-	std::vector<member *> slots_;
-	std::size_t mask_ = 0, head_ = 0, tail_ = 0;
+	peers::ring_fifo<member *> queue_;	// FIFO run queue
 	member main_;			// the thread's original context
 	member *current_ = nullptr;
 	member *from_ = nullptr;	// the fiber that switched away last
@@ -154,30 +145,6 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 		me.pad_bad = true;
 }
 
-bool verify(const ring_args &cfg, const std::vector<member> &members)
-{
-	std::uint64_t total = 0, bad = 0;
-
-	for (std::uint64_t i = 0; i < cfg.threads; i++) {
-		const member &mb = members[i];
-
-		total += mb.received;
-		if ((mb.received != cfg.m || mb.pad_bad) && bad++ < 10)
-			std::fprintf(stderr, "%s: thread %llu (cycle %llu) received %llu tokens, expected %llu%s\n",
-				     prog, (unsigned long long)i,
-				     (unsigned long long)(i / cfg.n),
-				     (unsigned long long)mb.received,
-				     (unsigned long long)cfg.m,
-				     mb.pad_bad ? "; stack pad corrupted" : "");
-	}
-	if (bad == 0 && total == cfg.msgs)
-		return true;
-	std::fprintf(stderr, "%s: verification failed: %llu bad threads, %llu of %llu messages\n",
-		     prog, (unsigned long long)bad, (unsigned long long)total,
-		     (unsigned long long)cfg.msgs);
-	return false;
-}
-
 int run(const ring_args &cfg)
 {
 	std::vector<member> members(cfg.threads);
@@ -185,29 +152,21 @@ int run(const ring_args &cfg)
 	// cfg.d <= RING_MAX_D: no overflow; round up to whole pages.
 	ctx::fixedsize_stack stack((base_stack + cfg.d + 4095) / 4096 * 4096);
 
-	auto start = std::chrono::steady_clock::now();
-	for (std::uint64_t i = 0; i < cfg.threads; i++) {
-		std::uint64_t pos = i % cfg.n;
-		member &me = members[i];
-		member &right = members[i - pos + (pos + 1) % cfg.n];
-
-		me.fiber = ctx::fiber(std::allocator_arg, stack,
-			[&s, &cfg, pos, &me, &right](ctx::fiber &&from) {
-				s.started(std::move(from));
-				ring_member(s, cfg, pos, me, right);
-				return s.exit_to();
-			});
-		s.push(&me);
-	}
-	s.run();
-	std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-
-	if (!verify(cfg, members)) {
+	bool ok = peers::ring_run(prog, cfg, members, s,
+		[&s, &cfg, &stack](std::uint64_t, std::uint64_t pos, member &me, member &right) {
+			me.fiber = ctx::fiber(std::allocator_arg, stack,
+				[&s, &cfg, pos, &me, &right](ctx::fiber &&from) {
+					s.started(std::move(from));
+					ring_member(s, cfg, pos, me, right);
+					return s.exit_to();
+				});
+			s.push(&me);
+		});
+	if (!ok) {
 		// Fibers still blocked would be unwound by ~fiber(): skip that.
 		std::fflush(stderr);
 		std::_Exit(1);
 	}
-	std::printf("%.6f\n", elapsed.count());
 	return 0;
 }
 
@@ -215,17 +174,7 @@ int run(const ring_args &cfg)
 
 int main(int argc, char **argv)
 {
-	ring_args cfg;
-
-	ring_args_parse(&cfg, argc, argv, RING_SINGLE);
-	// Touched stack pages (about 5 KiB measured) plus the pad.
-	check_memory(prog, cfg.threads * (8192.0 + cfg.d));
-	try {
-		return run(cfg);
-	} catch (const std::exception &e) {
-		// Stacks come from malloc(), members from operator new.
-		std::fprintf(stderr, "%s: out of memory for %llu fibers (%s)\n",
-			     prog, (unsigned long long)cfg.threads, e.what());
-		return 1;
-	}
+	// Touched stack pages (about 5 KiB measured) plus the pad.  Stacks come
+	// from malloc(), members from operator new.
+	return peers::ring_main(argc, argv, {prog, RING_SINGLE, 8192, "fibers"}, run);
 }

@@ -10,7 +10,6 @@
 // Channels count tokens like a semaphore, as in ring-cpp, but with atomics.
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <coroutine>
 #include <cstdint>
@@ -25,27 +24,12 @@
 #include <vector>
 
 #include "args.h"
+#include "ring-coro.h"
+#include "ring.h"
 
 namespace {
 
 constexpr const char *prog = "ring-cpp-pool";
-
-// A fire-and-forget coroutine: created suspended, started by a worker,
-// frees its own frame when it returns.
-struct task {
-	struct promise_type {
-		task get_return_object() noexcept
-		{
-			return {std::coroutine_handle<promise_type>::from_promise(*this)};
-		}
-		std::suspend_always initial_suspend() noexcept { return {}; }
-		std::suspend_never final_suspend() noexcept { return {}; }
-		void return_void() noexcept {}
-		// A full run queue (out of memory): let the worker report it.
-		void unhandled_exception() { throw; }
-	};
-	std::coroutine_handle<> handle;
-};
 
 // Per-worker run queue.  A plain mutex: it is almost always uncontended,
 // the owner being the only user except when someone steals.
@@ -266,89 +250,25 @@ private:
 };
 
 // One per ring member; aligned so neighbours do not share a cache line.
-struct alignas(64) member {
-	channel inbox;
-	std::uint64_t received = 0;
-};
-
-task ring_member(pool &p, const ring_args &cfg, std::uint64_t pos,
-		 member &me, member &right)
-{
-	std::uint64_t turn = 0;	// == round % N, without a division
-
-	for (std::uint64_t i = 0; i < cfg.m; i++) {
-		if (turn == pos) {
-			right.inbox.send(p);
-			co_await me.inbox.recv();
-		} else {
-			co_await me.inbox.recv();
-			right.inbox.send(p);
-		}
-		me.received++;
-		if (++turn == cfg.n)
-			turn = 0;
-	}
-}
-
-bool verify(const ring_args &cfg, const std::vector<member> &members)
-{
-	std::uint64_t total = 0, bad = 0;
-
-	for (std::uint64_t i = 0; i < cfg.threads; i++) {
-		std::uint64_t got = members[i].received;
-
-		total += got;
-		if (got != cfg.m && bad++ < 10)
-			std::fprintf(stderr, "%s: thread %llu (cycle %llu) received %llu tokens, expected %llu\n",
-				     prog, (unsigned long long)i,
-				     (unsigned long long)(i / cfg.n),
-				     (unsigned long long)got,
-				     (unsigned long long)cfg.m);
-	}
-	if (bad == 0 && total == cfg.msgs)
-		return true;
-	std::fprintf(stderr, "%s: verification failed: %llu bad threads, %llu of %llu messages\n",
-		     prog, (unsigned long long)bad, (unsigned long long)total,
-		     (unsigned long long)cfg.msgs);
-	return false;
-}
+struct alignas(64) member : peers::coro_member<channel> {};
 
 int run(const ring_args &cfg)
 {
 	std::vector<member> members(cfg.threads);
 	pool p(cfg.p);
 
-	auto start = std::chrono::steady_clock::now();
-	for (std::uint64_t i = 0; i < cfg.threads; i++) {
-		std::uint64_t pos = i % cfg.n;
-		member &right = members[i - pos + (pos + 1) % cfg.n];
-
-		// Whole cycles start on one worker: their sends stay local.
-		p.spawn(ring_member(p, cfg, pos, members[i], right).handle, i / cfg.n);
-	}
-	p.run();
-	std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-
-	if (!verify(cfg, members))
-		return 1;
-	std::printf("%.6f\n", elapsed.count());
-	return 0;
+	bool ok = peers::ring_run(prog, cfg, members, p,
+		[&p, &cfg](std::uint64_t i, std::uint64_t pos, member &me, member &right) {
+			// Whole cycles start on one worker: their sends stay local.
+			p.spawn(peers::ring_member(p, cfg, pos, me, right).handle, i / cfg.n);
+		});
+	return ok ? 0 : 1;
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	ring_args cfg;
-
-	ring_args_parse(&cfg, argc, argv, RING_STACKLESS);
 	// Frame, member and queue slot: about 200 bytes measured.
-	check_memory(prog, cfg.threads * 256.0);
-	try {
-		return run(cfg);
-	} catch (const std::exception &e) {
-		std::fprintf(stderr, "%s: out of memory for %llu coroutines (%s)\n",
-			     prog, (unsigned long long)cfg.threads, e.what());
-		return 1;
-	}
+	return peers::ring_main(argc, argv, {prog, RING_STACKLESS, 256, "coroutines"}, run);
 }

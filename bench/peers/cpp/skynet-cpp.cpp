@@ -19,29 +19,13 @@
 #include <exception>
 
 #include "args.h"
+#include "task.h"
 
 namespace {
 
 constexpr const char *prog = "skynet-cpp";
 constexpr const char *usage = "[LEAVES]\n  LEAVES  leaf coroutines, a power of 10 up to 10^9 (default 1000000)\n";
 constexpr std::uint64_t max_leaves = 1000000000;	// the sum fits in 64 bits
-
-// A fire-and-forget coroutine: created suspended, started by the run queue,
-// frees its own frame when it returns.
-struct task {
-	struct promise_type {
-		task get_return_object() noexcept
-		{
-			return {std::coroutine_handle<promise_type>::from_promise(*this)};
-		}
-		std::suspend_always initial_suspend() noexcept { return {}; }
-		std::suspend_never final_suspend() noexcept { return {}; }
-		void return_void() noexcept {}
-		// Out of memory while spawning: let main() report it.
-		void unhandled_exception() { throw; }
-	};
-	std::coroutine_handle<> handle;
-};
 
 class run_queue {
 public:
@@ -81,7 +65,7 @@ struct join {
 	void await_resume() const noexcept {}
 };
 
-task node(run_queue &rq, std::uint64_t num, std::uint64_t size, join &parent)
+peers::task node(run_queue &rq, std::uint64_t num, std::uint64_t size, join &parent)
 {
 	if (size == 1) {
 		parent.report(num);

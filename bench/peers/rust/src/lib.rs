@@ -65,8 +65,17 @@ impl Ring {
         Ok(cfg)
     }
 
+    /// What every peer's `main` does first: parses `std::env::args`, then
+    /// refuses a run that cannot fit in memory. The error is the exit
+    /// status to return, its message already printed.
+    pub fn setup(prog: &str) -> Result<Ring, ExitCode> {
+        let cfg = Ring::from_args(prog)?;
+        cfg.check_memory(prog)?;
+        Ok(cfg)
+    }
+
     /// Parses `std::env::args`, or reports a usage error (exit status 2).
-    pub fn from_args(prog: &str) -> Result<Ring, ExitCode> {
+    fn from_args(prog: &str) -> Result<Ring, ExitCode> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         Ring::parse(&args).map_err(|e| {
             eprintln!("{prog}: {e}\nusage: {prog} {USAGE}");
@@ -113,7 +122,7 @@ impl Ring {
     /// Rust program out of memory aborts, or the kernel kills it, with no
     /// useful message, so say so up front instead. A member (task, channel,
     /// join handle) measured about 1.5 KiB with all of them alive.
-    pub fn check_memory(&self, prog: &str) -> Result<(), ExitCode> {
+    fn check_memory(&self, prog: &str) -> Result<(), ExitCode> {
         check_memory(prog, self.members() as f64 * 2048.0)
     }
 }

@@ -21,13 +21,10 @@ use usched_peers::{Ring, cycle, member};
 const PROG: &str = "ring-async-std";
 
 fn main() -> ExitCode {
-    let cfg = match Ring::from_args(PROG) {
+    let cfg = match Ring::setup(PROG) {
         Ok(cfg) => cfg,
         Err(code) => return code,
     };
-    if let Err(code) = cfg.check_memory(PROG) {
-        return code;
-    }
     // SAFETY: no other thread exists yet that could read the environment.
     unsafe { std::env::set_var("ASYNC_STD_THREAD_COUNT", cfg.p.to_string()) };
     task::block_on(async {}); // start the runtime outside the timed phase

@@ -14,13 +14,10 @@ use usched_peers::{EXIT_FAIL, Ring, cycle, member};
 const PROG: &str = "ring-tokio";
 
 fn main() -> ExitCode {
-    let cfg = match Ring::from_args(PROG) {
+    let cfg = match Ring::setup(PROG) {
         Ok(cfg) => cfg,
         Err(code) => return code,
     };
-    if let Err(code) = cfg.check_memory(PROG) {
-        return code;
-    }
     let rt = match cfg.p {
         1 => Builder::new_current_thread().build(),
         p => Builder::new_multi_thread()

@@ -1,0 +1,53 @@
+// main() of the create benchmarks (create-cpp, create-boost), which time
+// creating, running and destroying one unit (coroutine, fiber) whose body
+// returns at once.  C++17, for create-boost.
+#ifndef PEERS_CREATE_H
+#define PEERS_CREATE_H
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+
+#include "args.h"
+
+namespace peers {
+
+// Parses COUNT (exit 2 if bad), then times loop(count), which creates, runs
+// and destroys COUNT units one after another and returns how many of their
+// bodies ran.  Prints nanoseconds per unit; exits 1 if a body did not run or
+// something threw (out of memory).
+template <class Loop>
+int create_main(int argc, char **argv, const char *prog, const char *usage,
+		const char *units, Loop loop)
+{
+	const char *name = argc > 0 ? argv[0] : prog;
+	std::uint64_t count;
+
+	if (argc != 2)
+		usage_fail(name, usage, "expected 1 argument, got %d", argc - 1);
+	if (parse_u64(argv[1], &count) != 0 || count == 0)
+		usage_fail(name, usage, "COUNT: not a positive decimal: '%s'", argv[1]);
+
+	try {
+		auto start = std::chrono::steady_clock::now();
+		std::uint64_t runs = loop(count);
+		std::chrono::duration<double, std::nano> elapsed =
+			std::chrono::steady_clock::now() - start;
+
+		if (runs != count) {
+			std::fprintf(stderr, "%s: %llu of %llu %s ran\n", prog,
+				     (unsigned long long)runs, (unsigned long long)count, units);
+			return 1;
+		}
+		std::printf("%.3f\n", elapsed.count() / count);
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "%s: %s\n", prog, e.what());
+		return 1;
+	}
+	return 0;
+}
+
+} // namespace peers
+
+#endif // PEERS_CREATE_H

@@ -1,0 +1,128 @@
+// What the C++ ring peers (ring-cpp, ring-cpp-pool, ring-boost) share:
+// main(), the timed run, the verification and the single-threaded peers' run
+// queue.  C++17, for ring-boost.
+#ifndef PEERS_RING_H
+#define PEERS_RING_H
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "args.h"
+
+namespace peers {
+
+// FIFO of runnable members.  A member is queued at most once at a time, so
+// one slot per member is enough and the queue never overflows; the size is a
+// power of two so that indices wrap with a mask.
+template <class T>
+class ring_fifo {
+public:
+	explicit ring_fifo(std::size_t capacity)
+	{
+		std::size_t size = 1;
+		while (size < capacity)
+			size *= 2;
+		slots_.resize(size);
+		mask_ = size - 1;
+	}
+
+	bool empty() const { return head_ == tail_; }
+	void push(T x) { slots_[tail_++ & mask_] = x; }
+	T pop() { return slots_[head_++ & mask_]; }
+
+private:
+	std::vector<T> slots_;
+	std::size_t mask_ = 0;
+	std::size_t head_ = 0;
+	std::size_t tail_ = 0;
+};
+
+// Checks that every member received M tokens (and kept its D-byte stack pad
+// intact) and that N*R*M arrived in all; reports up to 10 bad members on
+// stderr.  Member has "received" and "pad_bad" (constant false on stackless
+// peers, which keep no pad).
+template <class Member>
+bool ring_verify(const char *prog, const ring_args &cfg, const std::vector<Member> &members)
+{
+	std::uint64_t total = 0, bad = 0;
+
+	for (std::uint64_t i = 0; i < cfg.threads; i++) {
+		const Member &mb = members[i];
+
+		total += mb.received;
+		if ((mb.received != cfg.m || mb.pad_bad) && bad++ < 10)
+			std::fprintf(stderr, "%s: thread %llu (cycle %llu) received %llu tokens, expected %llu%s\n",
+				     prog, (unsigned long long)i,
+				     (unsigned long long)(i / cfg.n),
+				     (unsigned long long)mb.received,
+				     (unsigned long long)cfg.m,
+				     mb.pad_bad ? "; stack pad corrupted" : "");
+	}
+	if (bad == 0 && total == cfg.msgs)
+		return true;
+	std::fprintf(stderr, "%s: verification failed: %llu bad threads, %llu of %llu messages\n",
+		     prog, (unsigned long long)bad, (unsigned long long)total,
+		     (unsigned long long)cfg.msgs);
+	return false;
+}
+
+// The timed run: start(i, pos, me, right) creates member i, at position pos
+// of its cycle and passing tokens to right, then sched.run() runs everything
+// until no member can go on.  Creation is timed too, as for the other peers'
+// threads.  If the counts verify, prints the elapsed seconds (the run's one
+// line of output) and returns true.
+template <class Member, class Sched, class Start>
+bool ring_run(const char *prog, const ring_args &cfg, std::vector<Member> &members,
+	      Sched &sched, Start start)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	for (std::uint64_t i = 0; i < cfg.threads; i++) {
+		std::uint64_t pos = i % cfg.n;
+
+		start(i, pos, members[i], members[i - pos + (pos + 1) % cfg.n]);
+	}
+	sched.run();
+	std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - t0;
+
+	// A member still blocked here (a lost token) shows up as a short count.
+	if (!ring_verify(prog, cfg, members))
+		return false;
+	std::printf("%.6f\n", elapsed.count());
+	return true;
+}
+
+// What sets one ring peer's main() apart.
+struct ring_peer {
+	const char *prog;
+	unsigned flags;		// for ring_args_parse(): which D and P it takes
+	double member_bytes;	// memory a member needs besides its D-byte pad
+	const char *units;	// what a member is, for messages
+};
+
+// A ring peer's main(): parse N R M D P (exit 2 if bad), refuse a run that
+// cannot fit in memory (exit 1), then return run(cfg).  Members, queues and
+// stacks all come from operator new or allocators that throw, so running out
+// of memory surfaces here as an exception: report it and exit 1.
+template <class Run>
+int ring_main(int argc, char **argv, const ring_peer &peer, Run run)
+{
+	ring_args cfg;
+
+	ring_args_parse(&cfg, argc, argv, peer.flags);
+	check_memory(peer.prog, cfg.threads * (peer.member_bytes + cfg.d));
+	try {
+		return run(cfg);
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "%s: out of memory for %llu %s (%s)\n", peer.prog,
+			     (unsigned long long)cfg.threads, peer.units, e.what());
+		return 1;
+	}
+}
+
+} // namespace peers
+
+#endif // PEERS_RING_H
