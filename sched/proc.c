@@ -259,7 +259,7 @@ int procs_init(struct procs *ps, int nr, size_t size,
 {
 	if (nr <= 0 || nr > 4096)
 		return -EINVAL;
-	if (ps->ps_started)
+	if (ps->ps_run > 0)		/* processors running: fini first */
 		return -EBUSY;
 	free(ps->ps_base);	/* kept by the last fini for its counters */
 	size = (size + 63) & ~(size_t)63;	/* a cache line each */
@@ -312,22 +312,23 @@ static void *proc_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Starts the processors not running yet. If one cannot be started, the
+ * error is returned and the next procs_start or procs_fini tries again from
+ * there: its threads must not be stranded.
+ */
 int procs_start(struct procs *ps)
 {
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
 	if (ps->ps_started)
 		return -EALREADY;
-	for (int i = 0; i < ps->ps_nr; i++) {
-		struct proc *p = proc_nth(ps, i);
+	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
+		struct proc *p = proc_nth(ps, ps->ps_run);
 		int rc = pthread_create(&p->p_thread, NULL, proc_main, p);
 
-		if (rc != 0) {
-			/* Let the ones started so far stop once work is done. */
-			ps->ps_nr = i;
-			ps->ps_started = 1;
+		if (rc != 0)
 			return -rc;
-		}
 	}
 	ps->ps_started = 1;
 	return 0;
@@ -336,11 +337,12 @@ int procs_start(struct procs *ps)
 int procs_fini(struct procs *ps)
 {
 	void *c;
+	int rc;
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
-	if (!ps->ps_started && procs_start(ps) != 0 && ps->ps_nr == 0)
-		return -EAGAIN;
+	if (!ps->ps_started && (rc = procs_start(ps)) != 0)
+		return rc;
 	__atomic_store_n(&ps->ps_exiting, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < ps->ps_nr; i++)
 		proc_kick(proc_nth(ps, i));
@@ -354,6 +356,7 @@ int procs_fini(struct procs *ps)
 	}
 	pthread_mutex_destroy(&ps->ps_lock);
 	ps->ps_started = 0;
+	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */
 	return 0;
 }

@@ -56,7 +56,8 @@ struct procs {
 	char               *ps_base;	/* ps_nr processors of ps_size bytes */
 	size_t              ps_size;
 	int                 ps_nr;
-	int                 ps_started;
+	int                 ps_started;	/* all ps_nr processors run */
+	int                 ps_run;	/* processors started so far */
 	int                 ps_finished;	/* fini done; only stats left */
 	int                 ps_exiting;	/* fini was called (atomic) */
 	long                ps_live;	/* spawned, not finished (atomic) */

@@ -6,30 +6,15 @@
 
 static struct tsched ts;
 
-/* Volatile stores and loads, so that no compiler shrinks the array. */
-static void fill(volatile char *p, size_t n, char v)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = v;
-}
-
-static int intact(volatile char *p, size_t n, char v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return 0;
-	return 1;
-}
-
 /* noinline: inlined recursion would put several pads in one frame. */
 static __attribute__((noinline)) int deep_block(int depth)
 {
 	volatile char pad[1024];
 	int rc;
 
-	fill(pad, sizeof pad, depth);
+	fill_bytes(pad, sizeof pad, depth);
 	rc = depth > 0 ? deep_block(depth - 1) : tsched_yield();
-	return intact(pad, sizeof pad, depth) ? rc : -1000;
+	return bytes_intact(pad, sizeof pad, depth) ? rc : -1000;
 }
 
 static void nomem(void *arg)
@@ -86,9 +71,9 @@ static __attribute__((noinline)) int block_big(void)
 	volatile char big[USCHED_STACK_MAX_DEFAULT + 1];
 	int rc;
 
-	fill(big, sizeof big, 1);
+	fill_bytes(big, sizeof big, 1);
 	rc = tsched_yield();
-	return intact(big, sizeof big, 1) ? rc : -1000;
+	return bytes_intact(big, sizeof big, 1) ? rc : -1000;
 }
 
 static void over_default(void *arg)

@@ -53,6 +53,20 @@ int tap_done(void)
 #endif
 #endif
 
+void fill_bytes(volatile char *p, size_t n, char v)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = v;
+}
+
+int bytes_intact(volatile char *p, size_t n, char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
 long test_threads(long n)
 {
 	const char *env = getenv("USCHED_TEST_THREADS");

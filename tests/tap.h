@@ -1,7 +1,11 @@
-/* Minimal TAP producer for the test programs; prove reads the output. */
+/*
+ * Test support: a minimal TAP producer (prove reads the output), death
+ * tests, and helpers the test programs share.
+ */
 #ifndef TAP_H
 #define TAP_H
 
+#include <stddef.h>
 #include <stdlib.h>
 
 /* Records one test point; returns cond so callers can stop early. */
@@ -17,6 +21,13 @@ int tap_done(void);
 #define require(cond) \
 	do { if (!(cond)) { ok(0, "%s (%s:%d)", #cond, __FILE__, __LINE__); \
 		exit(tap_done() | 1); } } while (0)
+
+/*
+ * Fills n bytes with v, and checks them, with volatile accesses: no
+ * compiler may shrink the array or drop the stores.
+ */
+void fill_bytes(volatile char *p, size_t n, char v);
+int bytes_intact(volatile char *p, size_t n, char v);
 
 /* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
 long test_threads(long n);

@@ -1,0 +1,761 @@
+/*
+ * Allocation failure at every allocation site in turn: the error reaches
+ * the caller, nothing leaks, nothing crashes.
+ *
+ * malloc and friends are replaced in this program by versions that forward
+ * to glibc's and, when armed, make the k-th allocation fail. Each scenario
+ * runs once for k = 1, 2, 3, ... in a child process (a crash or a hang,
+ * caught by a watchdog, only ends the child), until a run needs fewer than
+ * k allocations. The child reports through its exit status and prints its
+ * findings as TAP comments once disarmed: stdio allocates.
+ *
+ * 1. The schedulers (rr, ll; 1 and 2 processors) through sched_ops: init,
+ *    spawns before and after start and from a thread, a ring of threads
+ *    passing a token with waits at growing stack depths, wakes from the
+ *    main native thread, fini; with so_start, or with so_fini starting the
+ *    processors.
+ * 2. The bare dispatcher with the test scheduler, whose s_alloc fails on
+ *    demand: here the replaced malloc only checks that the dispatcher
+ *    allocates nothing behind s_alloc's back.
+ *
+ * Sanitizers and valgrind bring their own malloc, which is then the one
+ * called: scenario 1 is skipped and scenario 2 runs without that check.
+ */
+#define _GNU_SOURCE
+#include "tap.h"
+#include "tsched.h"
+#include "../sched/sched.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+#ifndef SANITIZED
+#define INTERPOSE 1
+#endif
+
+enum {
+	MEMBERS   = 4,		/* threads in the ring */
+	ROUNDS    = 4,		/* times the token goes round */
+	PAD       = 1024,	/* stack bytes per level of deep_wait */
+	SWEEP_MAX = 200,	/* a sweep longer than this is a failure */
+	WATCHDOG  = 3,		/* seconds a child may take */
+	TRACK_MAX = 1024	/* allocations tracked at once */
+};
+
+/* Exit status of a child: bits. */
+enum {
+	CHILD_BAD     = 1,	/* a check failed */
+	CHILD_NOFAULT = 2	/* the run made fewer than k allocations */
+};
+
+/* ---- Fault injection ---------------------------------------------------- */
+
+static int fi_on;		/* count, fail and track allocations */
+static long fi_countdown;	/* the allocation to fail; 0: none */
+static long fi_calls;		/* allocations while on */
+static int fi_fired;		/* one was made to fail */
+static int interposing;		/* this program's malloc is the one called */
+
+/* The failed allocation; shared with the parent, for crashes. */
+struct where {
+	void *w_caller;
+	int   w_pthread;	/* inside pthread_create */
+};
+
+static struct where fi_where_none;
+static struct where *fi_where = &fi_where_none;
+
+#ifdef INTERPOSE
+struct block {
+	void  *b_ptr;
+	size_t b_size;
+	int    b_glibc;		/* made inside pthread_create */
+};
+
+/* Allocations made while armed and not freed yet. */
+static struct block blocks[TRACK_MAX];
+static long blocks_nr;
+static int blocks_lock;
+static int blocks_full;
+
+/*
+ * pthread_create allocates the new thread's TLS vector, which glibc keeps
+ * with the stack in its cache after the join: not the library's to free.
+ */
+static __thread int in_pthread_create;
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
+				  void *(*)(void *), void *);
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t nr, size_t size);
+extern void *__libc_realloc(void *ptr, size_t size);
+extern void *__libc_memalign(size_t align, size_t size);
+extern void __libc_free(void *ptr);
+
+static void blocks_acquire(void)
+{
+	while (__atomic_exchange_n(&blocks_lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void blocks_release(void)
+{
+	__atomic_store_n(&blocks_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* True if this allocation, made from caller, is to fail. */
+static int fault_here(void *caller)
+{
+	if (!__atomic_load_n(&fi_on, __ATOMIC_ACQUIRE))
+		return 0;
+	__atomic_fetch_add(&fi_calls, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&fi_countdown, __ATOMIC_RELAXED) <= 0 ||
+	    __atomic_sub_fetch(&fi_countdown, 1, __ATOMIC_RELAXED) != 0)
+		return 0;
+	__atomic_store_n(&fi_fired, 1, __ATOMIC_RELAXED);
+	fi_where->w_caller = caller;
+	fi_where->w_pthread = in_pthread_create;
+	errno = ENOMEM;
+	return 1;
+}
+
+static void track(void *ptr, size_t size, int always)
+{
+	if (ptr == NULL || !(always || __atomic_load_n(&fi_on, __ATOMIC_ACQUIRE)))
+		return;
+	blocks_acquire();
+	for (int i = 0; i < TRACK_MAX; i++) {
+		if (blocks[i].b_ptr == NULL) {
+			blocks[i] = (struct block){ ptr, size, in_pthread_create };
+			blocks_nr++;
+			blocks_release();
+			return;
+		}
+	}
+	blocks_full = 1;
+	blocks_release();
+}
+
+/* Forgets ptr; true if it was tracked. */
+static int untrack(void *ptr)
+{
+	int found = 0;
+
+	if (ptr == NULL || __atomic_load_n(&blocks_nr, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	blocks_acquire();
+	for (int i = 0; i < TRACK_MAX && !found; i++) {
+		if (blocks[i].b_ptr == ptr) {
+			blocks[i].b_ptr = NULL;
+			blocks_nr--;
+			found = 1;
+		}
+	}
+	blocks_release();
+	return found;
+}
+
+#define CALLER __builtin_return_address(0)
+
+static void *alloc(size_t size, void *caller)
+{
+	void *p;
+
+	if (fault_here(caller))
+		return NULL;
+	p = __libc_malloc(size);
+	track(p, size, 0);
+	return p;
+}
+
+static void *alloc_aligned(size_t align, size_t size, void *caller)
+{
+	void *p;
+
+	if (fault_here(caller))
+		return NULL;
+	p = __libc_memalign(align, size);
+	track(p, size, 0);
+	return p;
+}
+
+void *malloc(size_t size)
+{
+	return alloc(size, CALLER);
+}
+
+void *calloc(size_t nr, size_t size)
+{
+	void *p;
+
+	if (fault_here(CALLER))
+		return NULL;
+	p = __libc_calloc(nr, size);
+	track(p, nr * size, 0);
+	return p;
+}
+
+void *realloc(void *ptr, size_t size)
+{
+	void *p;
+	int was;
+
+	if (ptr == NULL)
+		return alloc(size, CALLER);
+	if (size == 0) {		/* glibc: frees ptr */
+		free(ptr);
+		return NULL;
+	}
+	if (fault_here(CALLER))
+		return NULL;
+	was = untrack(ptr);
+	p = __libc_realloc(ptr, size);
+	if (p == NULL)
+		track(ptr, size, was);	/* ptr is still there */
+	else
+		track(p, size, was);
+	return p;
+}
+
+void *memalign(size_t align, size_t size)
+{
+	return alloc_aligned(align, size, CALLER);
+}
+
+void *aligned_alloc(size_t align, size_t size)
+{
+	return alloc_aligned(align, size, CALLER);
+}
+
+int posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p;
+
+	if (align < sizeof(void *) || (align & (align - 1)) != 0)
+		return EINVAL;
+	p = alloc_aligned(align, size, CALLER);
+	if (p == NULL)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+void free(void *ptr)
+{
+	untrack(ptr);		/* first: the address may come back at once */
+	__libc_free(ptr);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+		   void *(*f)(void *), void *arg)
+{
+	int rc;
+
+	in_pthread_create = 1;
+	rc = real_pthread_create(thread, attr, f, arg);
+	in_pthread_create = 0;
+	return rc;
+}
+
+static void fault_arm(long k);
+static void fault_disarm(void);
+
+/* Whether malloc is this program's: valgrind replaces it with its own. */
+static int probe(void)
+{
+	void *(*volatile m)(size_t) = malloc;	/* not inlined */
+	void *p;
+
+	fault_arm(0);
+	p = m(1);
+	fault_disarm();
+	free(p);
+	return fi_calls == 1;
+}
+
+static void fault_setup(void)
+{
+	fi_where = mmap(NULL, sizeof *fi_where, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	require(fi_where != MAP_FAILED);
+	interposing = probe();
+	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *,
+				       void *(*)(void *), void *))
+		dlsym(RTLD_NEXT, "pthread_create");
+	require(real_pthread_create != NULL);
+}
+
+/*
+ * Allocations still tracked, but glibc's own; their bytes in *bytes. -1 if
+ * there were too many to track.
+ */
+static long outstanding(long *bytes)
+{
+	long n = blocks_full ? -1 : 0;
+
+	*bytes = 0;
+	blocks_acquire();
+	for (int i = 0; i < TRACK_MAX; i++) {
+		if (blocks[i].b_ptr != NULL && !blocks[i].b_glibc && n >= 0) {
+			n++;
+			*bytes += blocks[i].b_size;
+		}
+	}
+	blocks_release();
+	return n;
+}
+#else
+static void fault_setup(void)
+{
+}
+
+static long outstanding(long *bytes)
+{
+	*bytes = 0;
+	return 0;
+}
+#endif /* INTERPOSE */
+
+/* From now on, count and track allocations, and fail the k-th (k > 0). */
+static void fault_arm(long k)
+{
+	fi_countdown = k;
+	fi_calls = 0;
+	fi_fired = 0;
+	__atomic_store_n(&fi_on, 1, __ATOMIC_RELEASE);
+}
+
+/* Stops failing and tracking new allocations; frees are still seen. */
+static void fault_disarm(void)
+{
+	__atomic_store_n(&fi_on, 0, __ATOMIC_SEQ_CST);
+}
+
+/* ---- The threads ------------------------------------------------------- */
+
+static const char *config;	/* of the sweep running, for messages */
+static long sweep_k;
+
+/* What the threads did; written by several processors. */
+static struct {
+	void       *ring[MEMBERS];	/* the members that were created */
+	int         n;
+	long        got[MEMBERS];	/* tokens each member received */
+	long        leaves;		/* leaves created */
+	long        leaves_done;
+	long        nomem;		/* -ENOMEM from wait or spawn */
+	long        bad;		/* other unexpected results */
+	const char *bad_what;
+	int         bad_rc;
+} r;
+
+static void (*wait_fn)(void);		/* waits, retrying on -ENOMEM */
+static void (*wake_fn)(void *thread);
+
+static void note_bad(const char *what, int rc)
+{
+	__atomic_fetch_add(&r.bad, 1, __ATOMIC_RELAXED);
+	r.bad_what = what;
+	r.bad_rc = rc;
+}
+
+/* Waits depth KiB down the stack: the saved copy must grow, often. */
+static __attribute__((noinline)) void deep_wait(int depth)
+{
+	volatile char pad[PAD];
+
+	fill_bytes(pad, sizeof pad, (char)depth);
+	if (depth > 0)
+		deep_wait(depth - 1);
+	else
+		wait_fn();
+	if (!bytes_intact(pad, sizeof pad, (char)depth))
+		note_bad("stack intact after wait", depth);
+}
+
+/*
+ * Member k of the ring: ROUNDS times, receive the token and pass it on;
+ * member 0 starts it. Wakes are counting permits, so each member gets
+ * exactly ROUNDS whatever the order.
+ */
+static void rounds(long k)
+{
+	void *right = r.ring[(k + 1) % r.n];
+
+	for (int i = 0; i < ROUNDS; i++) {
+		if (k == 0)
+			wake_fn(right);
+		deep_wait(2 * i);
+		if (k != 0)
+			wake_fn(right);
+		__atomic_fetch_add(&r.got[k], 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* ---- Scenario 1: the schedulers ----------------------------------------- */
+
+static const struct sched_ops *ops;
+static int procs;
+static int fini_starts;		/* no so_start: so_fini starts them */
+
+/* A failed wait did not block and lost nothing: wait again. */
+static void sched_wait(void)
+{
+	int rc;
+
+	while ((rc = ops->so_wait()) == -ENOMEM)
+		__atomic_fetch_add(&r.nomem, 1, __ATOMIC_RELAXED);
+	if (rc != 0)
+		note_bad("so_wait", rc);
+}
+
+static void sched_wake(void *t)
+{
+	int rc = ops->so_wake(t);
+
+	if (rc != 0)
+		note_bad("so_wake", rc);
+}
+
+static void *sched_spawn(void (*f)(void *), void *arg, int group)
+{
+	void *t = ops->so_spawn(f, arg, group);
+
+	if (t == NULL && errno == ENOMEM)
+		__atomic_fetch_add(&r.nomem, 1, __ATOMIC_RELAXED);
+	else if (t == NULL)
+		note_bad("so_spawn", errno);
+	return t;
+}
+
+static void leaf(void *arg)
+{
+	(void)arg;
+	sched_wait();
+	__atomic_fetch_add(&r.leaves_done, 1, __ATOMIC_RELAXED);
+}
+
+static void spawn_leaf(int group)
+{
+	void *t = sched_spawn(leaf, NULL, group);
+
+	if (t != NULL) {
+		__atomic_fetch_add(&r.leaves, 1, __ATOMIC_RELAXED);
+		sched_wake(t);
+	}
+}
+
+static void sched_member(void *arg)
+{
+	long k = (long)arg;
+
+	if (k == 0)
+		spawn_leaf(1);		/* from a thread */
+	sched_wait();			/* for the main native thread's wake */
+	rounds(k);
+}
+
+/* Where the failed allocation was made, for messages. */
+static const char *fault_site(char *buf, size_t len)
+{
+	const char *in = fi_where->w_pthread ? ", in pthread_create" : "";
+	void *at = fi_where->w_caller;
+	const char *file;
+	Dl_info info;
+
+	if (at == NULL)
+		return "";
+	if (dladdr(at, &info) == 0 || info.dli_fname == NULL) {
+		snprintf(buf, len, " (from %p%s)", at, in);
+		return buf;
+	}
+	file = strrchr(info.dli_fname, '/');
+	snprintf(buf, len, " (from %s+%#lx%s%s%s)",
+		 file != NULL ? file + 1 : info.dli_fname,
+		 (unsigned long)((char *)at - (char *)info.dli_fbase),
+		 info.dli_sname != NULL ? " " : "",
+		 info.dli_sname != NULL ? info.dli_sname : "", in);
+	return buf;
+}
+
+/* Prints why the run at this k failed; returns CHILD_BAD. */
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad(const char *fmt, ...)
+{
+	char buf[256];
+	va_list args;
+
+	if (fi_fired)
+		printf("# %s, allocation %ld%s fails: ", config, sweep_k,
+		       fault_site(buf, sizeof buf));
+	else
+		printf("# %s, no allocation fails: ", config);
+	va_start(args, fmt);
+	vprintf(fmt, args);
+	va_end(args);
+	putchar('\n');
+	fflush(stdout);
+	return CHILD_BAD;
+}
+
+/* No allocation made while armed is left; what says which. */
+static int leak_check(const char *what)
+{
+	long bytes, blocks = outstanding(&bytes);
+
+	if (blocks < 0)
+		return bad("over %d allocations at once: leaks not checked",
+			   TRACK_MAX);
+	if (blocks > 0)
+		return bad("leak: %ld blocks, %ld bytes allocated %s", blocks,
+			   bytes, what);
+	return 0;
+}
+
+/*
+ * Each failed allocation shows as exactly one error: so_init, so_spawn or
+ * so_wait -ENOMEM (the threads retry a wait), or so_start or so_fini. Then
+ * the program goes on: so_fini, tried once more if it failed, returns 0
+ * with every created thread done. Nothing allocated since so_init is left
+ * after the next so_init (fini keeps the counters until then).
+ * fini_rc: of the first so_fini; again_rc: of a second, if it failed.
+ */
+static int sched_check(int init_rc, int start_rc, int fini_rc, int again_rc)
+{
+	long reported = r.nomem + (init_rc != 0) + (start_rc != 0 || fini_rc != 0);
+	long unfinished = 0;
+	int rc = 0;
+
+	if (init_rc != 0 && init_rc != -ENOMEM)
+		rc = bad("so_init returned %d", init_rc);
+	if (start_rc > 0 || fini_rc > 0)
+		rc = bad("so_start returned %d, so_fini %d: not -errno",
+			 start_rc, fini_rc);
+	if (fini_rc != 0 && start_rc == 0 && !fini_starts)
+		rc = bad("so_fini returned %d after a good start", fini_rc);
+	if (again_rc != 0)
+		rc = bad("so_fini returned %d, and again %d", fini_rc,
+			 again_rc);
+	if (r.bad != 0)
+		rc = bad("%ld unexpected results, the last: %s gave %d",
+			 r.bad, r.bad_what, r.bad_rc);
+	if (reported != fi_fired)
+		rc = bad("%d allocation failed, %ld errors reported (init %d, "
+			 "start %d, fini %d, -ENOMEM from wait/spawn %ld)",
+			 fi_fired, reported, init_rc, start_rc, fini_rc,
+			 r.nomem);
+	if (init_rc == 0 && again_rc == 0) {
+		for (int i = 0; i < r.n; i++)
+			unfinished += r.got[i] != ROUNDS;
+		unfinished += r.leaves - r.leaves_done;
+		if (unfinished != 0)
+			rc = bad("so_fini returned 0 (so_start %d, first "
+				 "so_fini %d), but %ld of %ld threads did not "
+				 "finish their work", start_rc, fini_rc,
+				 unfinished, r.n + r.leaves);
+	}
+	/* The processors' array (counters) is kept until the next init. */
+	if (ops->so_init(1, 0) != 0)
+		rc = bad("so_init after so_fini fails");
+	rc |= leak_check("since so_init, not freed by so_fini and the "
+			 "next so_init");
+	return rc | (fi_fired ? 0 : CHILD_NOFAULT);
+}
+
+static int sched_child(long k)
+{
+	int init_rc, start_rc = 0, fini_rc = 0, again_rc = 0;
+
+	wait_fn = sched_wait;
+	wake_fn = sched_wake;
+	fault_arm(k);
+	init_rc = ops->so_init(procs, MEMBERS);
+	if (init_rc == 0) {
+		for (int i = 0; i < MEMBERS; i++) {
+			void *t = sched_spawn(sched_member, (void *)(long)r.n, i);
+
+			if (t != NULL)
+				r.ring[r.n++] = t;
+		}
+		if (!fini_starts)
+			start_rc = ops->so_start();
+		spawn_leaf(0);		/* from the main native thread */
+		for (int i = 0; i < r.n; i++)
+			sched_wake(r.ring[i]);
+		fini_rc = ops->so_fini();
+		if (fini_rc != 0)	/* reported: a caller may try again */
+			again_rc = ops->so_fini();
+	}
+	fault_disarm();
+	return sched_check(init_rc, start_rc, fini_rc, again_rc);
+}
+
+/* ---- Scenario 2: the bare dispatcher ------------------------------------ */
+
+static struct tsched ts;
+
+static void tsched_wait_retry(void)
+{
+	int rc;
+
+	while ((rc = tsched_wait()) == -ENOMEM)
+		r.nomem++;
+	if (rc != 0)
+		note_bad("tsched_wait", rc);
+}
+
+static void tsched_wake_any(void *t)
+{
+	tsched_wake(t);
+}
+
+static void tsched_member(void *arg)
+{
+	rounds((long)arg);
+}
+
+static void quick(void *arg)
+{
+	(void)arg;
+	r.leaves_done++;
+}
+
+/* s_alloc fails at its k-th call (ts_fail_in); malloc never does. */
+static int usched_child(long k)
+{
+	int rc;
+
+	wait_fn = tsched_wait_retry;
+	wake_fn = tsched_wake_any;
+	tsched_init(&ts);
+	for (r.n = 0; r.n < MEMBERS; r.n++)
+		r.ring[r.n] = tsched_spawn(&ts, tsched_member, (void *)(long)r.n);
+	tsched_spawn(&ts, quick, NULL);
+	ts.ts_fail_in = k;
+	fault_arm(0);
+	tsched_run(&ts);
+	fault_disarm();
+	fi_fired = ts.ts_fail_in == 0;
+	rc = 0;
+	if (r.bad != 0)
+		rc = bad("%ld unexpected results, the last: %s gave %d",
+			 r.bad, r.bad_what, r.bad_rc);
+	if (r.nomem != fi_fired)
+		rc = bad("s_alloc failed %d times, -ENOMEM reported %ld times",
+			 fi_fired, r.nomem);
+	for (int i = 0; i < MEMBERS; i++) {
+		if (r.got[i] != ROUNDS)
+			rc = bad("thread %d got %ld tokens, not %d", i,
+				 r.got[i], ROUNDS);
+	}
+	if (ts.ts_done != MEMBERS + 1 || r.leaves_done != 1)
+		rc = bad("%ld of %d threads finished", ts.ts_done, MEMBERS + 1);
+	if (ts.ts_bytes != 0)
+		rc = bad("leak: %ld bytes of stack buffers", ts.ts_bytes);
+	if (interposing && fi_calls != ts.ts_allocs)
+		rc = bad("%ld allocations, but s_alloc made only %ld: the "
+			 "dispatcher allocates by itself", fi_calls,
+			 ts.ts_allocs);
+	rc |= leak_check("by usched_run, not freed");
+	return rc | (fi_fired ? 0 : CHILD_NOFAULT);
+}
+
+/* ---- The sweep ---------------------------------------------------------- */
+
+/* Runs child(k) in a child process; returns its wait status. */
+static int run_child(int (*child)(long k), long k)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		alarm(WATCHDOG);
+		_exit(child(k));
+	}
+	require(pid > 0);
+	require(waitpid(pid, &status, 0) == pid);
+	return status;
+}
+
+/* Fails the 1st, 2nd, ... allocation, until a run needs fewer. */
+static void sweep(const char *name, int (*child)(long k))
+{
+	long k, failed = 0;
+	char buf[256];
+	int status;
+
+	config = name;
+	for (k = 1; k <= SWEEP_MAX; k++) {
+		sweep_k = k;
+		*fi_where = (struct where){ NULL, 0 };
+		status = run_child(child, k);
+		if (WIFEXITED(status) && WEXITSTATUS(status) <= 3) {
+			failed += WEXITSTATUS(status) & CHILD_BAD;
+			if (WEXITSTATUS(status) & CHILD_NOFAULT)
+				break;
+			continue;
+		}
+		failed++;
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+			diag("%s, allocation %ld%s fails: hangs (killed after "
+			     "%d s)", name, k, fault_site(buf, sizeof buf),
+			     WATCHDOG);
+		else if (WIFSIGNALED(status))
+			diag("%s, allocation %ld%s fails: killed by signal %d "
+			     "(%s)", name, k, fault_site(buf, sizeof buf),
+			     WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			diag("%s, allocation %ld%s fails: exit status %d",
+			     name, k, fault_site(buf, sizeof buf),
+			     WEXITSTATUS(status));
+	}
+	ok(failed == 0 && k > 1 && k <= SWEEP_MAX,
+	   "%s: each of %ld allocations failing in turn is reported, "
+	   "leaks nothing, crashes nothing (%ld runs failed)", name, k - 1,
+	   failed);
+}
+
+int main(void)
+{
+	static const char *const names[] = { "rr", "ll" };
+	char name[64];
+
+	fault_setup();
+	for (int i = 0; i < 4 * 2; i++) {
+		ops = sched_find(names[i / 4]);
+		require(ops != NULL);
+		procs = 1 + i / 2 % 2;
+		fini_starts = i % 2;
+		snprintf(name, sizeof name, "%s P=%d%s", names[i / 4], procs,
+			 fini_starts ? ", so_fini starts" : "");
+		if (interposing)
+			sweep(name, sched_child);
+		else
+			ok(1, "# SKIP %s: malloc is not this program's (a "
+			   "sanitizer's or valgrind's): it cannot be made to "
+			   "fail", name);
+	}
+	sweep("dispatcher, s_alloc failing", usched_child);
+	return tap_done();
+}
