@@ -21,20 +21,19 @@ enum {
 };
 
 __thread struct proc *proc_current;
-static int pinning = -1;	/* -1: not decided yet */
+static int pinning = -1;	/* -1: as USCHED_PIN says */
 
 void sched_set_pinning(int on)
 {
 	pinning = on;
 }
 
+/* Decided by procs_start, on the caller's thread, once for all processors. */
 static int pinning_on(void)
 {
 	const char *env = getenv("USCHED_PIN");
 
-	if (pinning < 0)
-		pinning = env == NULL || strcmp(env, "0") != 0;
-	return pinning;
+	return pinning >= 0 ? pinning : env == NULL || strcmp(env, "0") != 0;
 }
 
 static void futex_wait(int *word, int val)
@@ -304,7 +303,7 @@ static void *proc_main(void *arg)
 {
 	struct proc *p = arg;
 
-	if (pinning_on())
+	if (p->p_procs->ps_pin)
 		proc_pin(p->p_idx);
 	proc_current = p;
 	usched_run(&p->p_sched);
@@ -323,6 +322,7 @@ int procs_start(struct procs *ps)
 		return -EINVAL;
 	if (ps->ps_started)
 		return -EALREADY;
+	ps->ps_pin = pinning_on();
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
 		struct proc *p = proc_nth(ps, ps->ps_run);
 		int rc = pthread_create(&p->p_thread, NULL, proc_main, p);

@@ -58,6 +58,7 @@ struct procs {
 	int                 ps_nr;
 	int                 ps_started;	/* all ps_nr processors run */
 	int                 ps_run;	/* processors started so far */
+	int                 ps_pin;	/* pin processors to CPUs */
 	int                 ps_finished;	/* fini done; only stats left */
 	int                 ps_exiting;	/* fini was called (atomic) */
 	long                ps_live;	/* spawned, not finished (atomic) */
