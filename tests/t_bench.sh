@@ -94,6 +94,19 @@ for p in ring-cpp ring-boost; do
 	built $p && expect 2 $p 4 3 10 0 2	# single-threaded: P must be 1
 done
 
+# Unknown options, before or after the arguments.
+for p in ring ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
+	 ring-cpp-pool ring-boost; do
+	built $p || continue
+	expect 2 $p --bogus 4 3 10 0 1
+	expect 2 $p 4 3 10 0 1 --bogus
+done
+for p in create create-cpp create-boost skynet skynet-cpp skynet-go; do
+	built $p || continue
+	expect 2 $p --bogus 10
+	expect 2 $p 10 --bogus
+done
+
 # Microbenchmarks.
 for p in create create-cpp create-boost; do
 	built $p || continue
@@ -115,8 +128,10 @@ done
 expect 0 skynet --sched rr 10000 2
 out=$("$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 1000 0 100 prints a header and two rows"
-"$bin/switch" -n x >/dev/null 2>&1; [ $? = 2 ]
-ok $? "switch -n x exits 2"
+for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1"; do
+	"$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
+	ok $? "switch $a exits 2"
+done
 
 echo "1..$n"
 [ $failed = 0 ]
