@@ -4,8 +4,10 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
-# Output directory; `make test` builds each configuration in its own.
+# Output directory; `make test` builds each configuration in its own. The
+# default build puts the libraries here and the objects under build/.
 O       ?= .
+OBJ     := $(if $(filter .,$(O)),build,$(O))/obj
 
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -pthread $(CFLAGS)
 LDLIBS     = -pthread -lm
@@ -13,10 +15,10 @@ LDLIBS     = -pthread -lm
 LIB_SRCS  := usched.c $(wildcard rr.c ll.c sched/*.c)
 LIB_HDRS  := usched.h $(wildcard rr.h ll.h sched/*.h)
 PUB_HDRS  := usched.h $(wildcard rr.h ll.h) sched/sched.h
-LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 TEST_SRCS := $(wildcard tests/t_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
-TEST_LIB  := $(O)/obj/tests/tap.o $(O)/obj/tests/tsched.o
+TEST_LIB  := $(OBJ)/tests/tap.o $(OBJ)/tests/tsched.o
 EXAMPLES  := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 
 # Configurations `make test` runs: name, compiler and flags. ThreadSanitizer
@@ -43,7 +45,7 @@ PEERS       := c cpp go rust
 .PHONY: all check-build test check-matrix install clean bench report
 all: $(O)/libusched.a $(O)/libusched.so
 
-$(O)/obj/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h
+$(OBJ)/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -54,11 +56,11 @@ $(O)/libusched.a: $(LIB_OBJS)
 $(O)/libusched.so: $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libusched.so $^ -o $@ $(LDLIBS)
 
-$(O)/tests/%: $(O)/obj/tests/%.o $(TEST_LIB) $(O)/libusched.a
+$(O)/tests/%: $(OBJ)/tests/%.o $(TEST_LIB) $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(O)/examples/%: $(O)/obj/examples/%.o $(O)/libusched.a
+$(O)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -111,6 +113,6 @@ install: all usched.pc
 	install -m 644 usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
-	rm -rf build obj tests/*.o libusched.a libusched.so usched.pc $(BENCH_BIN) \
+	rm -rf build libusched.a libusched.so usched.pc $(BENCH_BIN) \
 		report
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done
