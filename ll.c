@@ -29,14 +29,20 @@ static struct ll_proc *ll_proc_of(struct sched_thread *t)
 }
 
 /* Applies n wakes to t, a thread of the calling processor p. */
-static void ll_wake_local(struct proc *p, struct sched_thread *t, unsigned n)
+static inline int ll_wake_local(struct proc *p, struct sched_thread *t,
+				unsigned n)
 {
-	if (thread_state(t) == ST_WAITING) {
+	switch (thread_state(t)) {
+	case ST_DONE:
+		return -ESRCH;
+	case ST_WAITING:
 		thread_set_state(t, ST_READY);
 		sched_enqueue(&p->p_ready, t);
 		n--;
+		break;
 	}
 	t->t_permits += n;
+	return 0;
 }
 
 static void ll_drain(struct ll_proc *l)
@@ -56,7 +62,7 @@ static void ll_drain(struct ll_proc *l)
 		next = t->t_inbox;
 		n = __atomic_exchange_n(&t->t_remote, 0, __ATOMIC_ACQ_REL);
 		l->l_p.p_stats.ss_remote_wakes += n;
-		ll_wake_local(&l->l_p, t, n);
+		ll_wake_local(&l->l_p, t, n);	/* too late if t has ended */
 	}
 }
 
@@ -126,11 +132,13 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	struct ll_proc *l;
 	struct sched_thread *t;
 
-	if (ll_procs.ps_base == NULL || ll_procs.ps_finished || group < 0) {
+	if (group < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	l = (struct ll_proc *)proc_nth(&ll_procs, group % ll_procs.ps_nr);
+	l = (struct ll_proc *)procs_pick(&ll_procs, group);
+	if (l == NULL)
+		return NULL;
 	t = proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
@@ -164,14 +172,17 @@ int ll_wake(struct ll_thread *thread)
 	struct sched_thread *t = (struct sched_thread *)thread;
 	struct ll_proc *l = ll_proc_of(t);
 
+	int rc;
+
+	if (proc_here() == &l->l_p) {
+		rc = ll_wake_local(&l->l_p, t, 1);
+		if (rc == 0)
+			l->l_p.p_stats.ss_local_wakes++;
+		return rc;
+	}
 	if (thread_state(t) == ST_DONE)
 		return -ESRCH;
-	if (proc_here() == &l->l_p) {
-		l->l_p.p_stats.ss_local_wakes++;
-		ll_wake_local(&l->l_p, t, 1);
-	} else {
-		ll_post(l, t);
-	}
+	ll_post(l, t);
 	return 0;
 }
 

@@ -102,15 +102,12 @@ int rr_fini(void)
 struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 {
 	unsigned long n = __atomic_fetch_add(&rr_spread, 1, __ATOMIC_RELAXED);
-	struct proc *p;
+	struct proc *p = procs_pick(&rr_procs, n);
 	struct rr_proc *r;
 	struct sched_thread *t;
 
-	if (rr_procs.ps_base == NULL || rr_procs.ps_finished) {
-		errno = EINVAL;
+	if (p == NULL)
 		return NULL;
-	}
-	p = proc_nth(&rr_procs, n % rr_procs.ps_nr);
 	t = proc_thread_new(p, f, arg);
 	if (t == NULL)
 		return NULL;
@@ -203,7 +200,6 @@ static void *rr_self_any(void)
 {
 	return rr_self();
 }
-
 
 const struct sched_ops rr_ops = {
 	.so_name  = "rr",

@@ -55,28 +55,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-void sched_enqueue(struct sched_queue *q, struct sched_thread *t)
-{
-	t->t_next = NULL;
-	if (q->q_tail != NULL)
-		q->q_tail->t_next = t;
-	else
-		q->q_head = t;
-	q->q_tail = t;
-}
-
-struct sched_thread *sched_dequeue(struct sched_queue *q)
-{
-	struct sched_thread *t = q->q_head;
-
-	if (t != NULL) {
-		q->q_head = t->t_next;
-		if (q->q_head == NULL)
-			q->q_tail = NULL;
-	}
-	return t;
-}
-
 /*
  * Stack buffers: the dispatcher keeps a thread's buffer while it lives, so
  * only finished threads give buffers back. They are kept by size class
@@ -181,6 +159,15 @@ static struct sched_thread *thread_mem(struct proc *p)
 	return t;
 }
 
+struct proc *procs_pick(struct procs *ps, unsigned long n)
+{
+	if (ps->ps_base == NULL || ps->ps_finished) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return proc_nth(ps, n % ps->ps_nr);
+}
+
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg)
 {
@@ -200,10 +187,14 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 	return t;
 }
 
-void proc_thread_done(struct proc *p, struct sched_thread *t)
+/* The s_done call-back: t's struct goes on p's free list. */
+static void proc_done(struct usched *s, struct ustack *u)
 {
+	struct proc *p = (struct proc *)s;
+	struct sched_thread *t = (struct sched_thread *)u;
 	struct procs *ps = p->p_procs;
 
+	thread_set_state(t, ST_DONE);
 	if ((unsigned long)t->t_u.u_max > p->p_stats.ss_max_stack)
 		p->p_stats.ss_max_stack = t->t_u.u_max;
 	t->t_next = p->p_free;
@@ -213,15 +204,6 @@ void proc_thread_done(struct proc *p, struct sched_thread *t)
 		for (int i = 0; i < ps->ps_nr; i++)
 			proc_kick(proc_nth(ps, i));
 	}
-}
-
-static void proc_done(struct usched *s, struct ustack *u)
-{
-	struct proc *p = (struct proc *)s;
-	struct sched_thread *t = (struct sched_thread *)u;
-
-	thread_set_state(t, ST_DONE);
-	proc_thread_done(p, t);
 }
 
 int procs_over(struct procs *ps)
@@ -320,7 +302,7 @@ int procs_start(struct procs *ps)
 {
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
-	if (ps->ps_started)
+	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
 	ps->ps_pin = pinning_on();
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
@@ -330,7 +312,6 @@ int procs_start(struct procs *ps)
 		if (rc != 0)
 			return -rc;
 	}
-	ps->ps_started = 1;
 	return 0;
 }
 
@@ -341,7 +322,7 @@ int procs_fini(struct procs *ps)
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
-	if (!ps->ps_started && (rc = procs_start(ps)) != 0)
+	if (ps->ps_run < ps->ps_nr && (rc = procs_start(ps)) != 0)
 		return rc;
 	__atomic_store_n(&ps->ps_exiting, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < ps->ps_nr; i++)
@@ -355,7 +336,6 @@ int procs_fini(struct procs *ps)
 		free(c);
 	}
 	pthread_mutex_destroy(&ps->ps_lock);
-	ps->ps_started = 0;
 	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */
 	return 0;

@@ -56,7 +56,6 @@ struct procs {
 	char               *ps_base;	/* ps_nr processors of ps_size bytes */
 	size_t              ps_size;
 	int                 ps_nr;
-	int                 ps_started;	/* all ps_nr processors run */
 	int                 ps_run;	/* processors started so far */
 	int                 ps_pin;	/* pin processors to CPUs */
 	int                 ps_finished;	/* fini done; only stats left */
@@ -122,14 +121,36 @@ int  procs_start(struct procs *ps);
 int  procs_fini(struct procs *ps);
 int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
 
+/*
+ * The processor for the n-th new thread or group (n % ps_nr); NULL with
+ * errno EINVAL if the processors are not set up, or finished.
+ */
+struct proc *procs_pick(struct procs *ps, unsigned long n);
 /* A thread struct for f(arg) on p, in state ST_WAITING; NULL if no memory. */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);
-/* Bookkeeping when a thread finishes (the s_done call-back). */
-void proc_thread_done(struct proc *p, struct sched_thread *t);
+static inline void sched_enqueue(struct sched_queue *q,
+				 struct sched_thread *t)
+{
+	t->t_next = NULL;
+	if (q->q_tail != NULL)
+		q->q_tail->t_next = t;
+	else
+		q->q_head = t;
+	q->q_tail = t;
+}
 
-void sched_enqueue(struct sched_queue *q, struct sched_thread *t);
-struct sched_thread *sched_dequeue(struct sched_queue *q);
+static inline struct sched_thread *sched_dequeue(struct sched_queue *q)
+{
+	struct sched_thread *t = q->q_head;
+
+	if (t != NULL) {
+		q->q_head = t->t_next;
+		if (q->q_head == NULL)
+			q->q_tail = NULL;
+	}
+	return t;
+}
 
 /*
  * Idle: with nothing to run, a processor spins a little, then sleeps until
