@@ -149,7 +149,6 @@ int rr_wake(struct rr_thread *thread)
 	struct sched_thread *t = (struct sched_thread *)thread;
 	struct rr_proc *r = rr_proc_of(t);
 	struct sched_stats *st = &r->r_p.p_stats;
-	int rc = 0;
 
 	pthread_mutex_lock(&r->r_lock);
 	switch (thread_state(t)) {
@@ -157,8 +156,8 @@ int rr_wake(struct rr_thread *thread)
 		rr_ready(r, t);
 		break;
 	case ST_DONE:
-		rc = -ESRCH;
-		break;
+		pthread_mutex_unlock(&r->r_lock);
+		return -ESRCH;
 	default:
 		t->t_permits++;
 	}
@@ -167,7 +166,7 @@ int rr_wake(struct rr_thread *thread)
 	else
 		st->ss_remote_wakes++;
 	pthread_mutex_unlock(&r->r_lock);
-	return rc;
+	return 0;
 }
 
 struct rr_thread *rr_self(void)
