@@ -17,7 +17,7 @@
  *	|  caller of usched_run  |
  *	+------------------------+
  *	|  home: saved registers |
- *	+========================+ <- s_bottom (= s_home)
+ *	+========================+ <- s_bottom, also the home context's sp
  *	|  usched_launch()       |  thread A starts here,
  *	|  A's function          |  called as a plain function
  *	|  ...                   |
@@ -96,9 +96,9 @@ static __thread struct usched *usched_here
  * uarch_resume(sp, buf, len): set the stack pointer to sp, copy len bytes
  *	from buf to sp, pop the context uarch_switch pushed at sp and return
  *	0 from that uarch_switch.
- * uarch_start(bottom, arg, fn, ctx): load the FP control state saved in
- *	the context at ctx, set the stack pointer to bottom and call fn(arg),
- *	which never returns.
+ * uarch_start(bottom, arg, fn): load the FP control state saved in the
+ *	home context (uarch_switch's, at bottom), set the stack pointer to
+ *	bottom and call fn(arg), which never returns.
  */
 struct uarch_to {
 	char       *t_sp;
@@ -112,7 +112,7 @@ HIDDEN long uarch_switch(void *arg, ucont_t *fn);
 HIDDEN __attribute__((noreturn))
 void uarch_resume(char *sp, const void *buf, size_t len);
 HIDDEN __attribute__((noreturn))
-void uarch_start(char *bottom, void *arg, void (*fn)(void *), char *ctx);
+void uarch_start(char *bottom, void *arg, void (*fn)(void *));
 
 /* The assembly reads the target of a switch from struct usched. */
 _Static_assert(offsetof(struct usched, s_to_buf) ==
@@ -292,7 +292,7 @@ static COLD SWITCHING struct uarch_to *usched_start(struct usched *s, struct ust
 		s->s_self = u;
 		u->u_state = US_RUNNING;
 		san_switch(s, u);
-		uarch_start(s->s_bottom, u, &usched_launch, s->s_home);
+		uarch_start(s->s_bottom, u, &usched_launch);
 	case US_RUNNING:
 		usched_panic("s_next returned thread %p, which is running",
 			     (void *)u);
@@ -314,7 +314,7 @@ static inline SWITCHING struct uarch_to *usched_pick(struct usched *s)
 	u = s->s_next(s);
 	if (u == NULL) {
 		san_switch(s, NULL);
-		return usched_to(s, s->s_home, NULL, 0);
+		return usched_to(s, s->s_bottom, NULL, 0);
 	}
 	if (unlikely(u->u_sched != s || u->u_state != US_BLOCKED))
 		return usched_start(s, u);
@@ -405,7 +405,6 @@ static SWITCHING struct uarch_to *usched_enter(void *arg, char *sp)
 {
 	struct usched *s = arg;
 
-	s->s_home = sp;
 	s->s_bottom = sp;
 	return usched_pick(s);
 }
@@ -573,8 +572,8 @@ __asm__(
 "uarch_start:\n"
 	".cfi_startproc\n"
 	".cfi_undefined %rip\n"		/* backtraces end here */
-	"ldmxcsr (%rcx)\n"
-	"fldcw 4(%rcx)\n"
+	"ldmxcsr (%rdi)\n"
+	"fldcw 4(%rdi)\n"
 	"movq %rdi, %rsp\n"
 	"movq %rsi, %rdi\n"
 	"xorl %ebp, %ebp\n"
@@ -671,7 +670,7 @@ __asm__(
 "uarch_start:\n"
 	".cfi_startproc\n"
 	".cfi_undefined x30\n"		/* backtraces end here */
-	"ldr x9, [x3, #160]\n"
+	"ldr x9, [x0, #160]\n"
 	"msr fpcr, x9\n"
 	"mov sp, x0\n"
 	"mov x0, x1\n"

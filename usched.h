@@ -36,8 +36,9 @@ struct usched {
 	int              s_stack_max;
 
 	/* Private to usched.c. */
-	char            *s_home;     /* saved context of usched_run's caller */
-	char            *s_bottom;   /* where every thread's stack begins */
+	/* Where every thread's stack begins; the saved context of usched_run's
+	 * caller sits right above it, so it is also that context's pointer. */
+	char            *s_bottom;
 	struct ustack   *s_self;     /* the running thread */
 	char            *s_to_sp;    /* the switch being made: the stack */
 	const void      *s_to_buf;   /* pointer to resume at, and the copy */
