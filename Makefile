@@ -67,10 +67,10 @@ $(O)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 bench: $(BENCH_PROGS)
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p || exit; done
 
-$(BENCH_BIN)/%: bench/%.c bench/args.c bench/options.c bench/args.h \
-		bench/options.h $(O)/libusched.a
+$(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
+		bench/common.h $(O)/libusched.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< bench/args.c bench/options.c $(O)/libusched.a \
+	$(CC) $(ALL_CFLAGS) $< bench/args.c bench/common.c $(O)/libusched.a \
 		-o $@ $(LDLIBS)
 
 # The public headers compile as C++ (if there is a C++ compiler).

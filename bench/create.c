@@ -8,7 +8,7 @@
  */
 #include "../usched.h"
 #include "args.h"
-#include "options.h"
+#include "common.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -84,23 +84,10 @@ static struct ustack *bare_next(struct usched *s)
 	return &bare;
 }
 
-static void *bare_alloc(struct usched *s, int size)
-{
-	(void)s;
-	return malloc(size);
-}
-
-static void bare_free(struct usched *s, void *buf, int size)
-{
-	(void)s;
-	(void)size;
-	free(buf);
-}
-
 static void run_bare(void)
 {
-	struct usched s = { .s_next = bare_next, .s_alloc = bare_alloc,
-			    .s_free = bare_free };
+	struct usched s = { .s_next = bare_next, .s_alloc = bench_alloc,
+			    .s_free = bench_free };
 
 	usched_run(&s);
 }

@@ -18,7 +18,7 @@
  */
 #include "../usched.h"
 #include "args.h"
-#include "options.h"
+#include "common.h"
 
 #include <stdint.h>
 #include <stdio.h>

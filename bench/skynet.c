@@ -7,7 +7,7 @@
  * Prints the elapsed seconds.
  */
 #include "args.h"
-#include "options.h"
+#include "common.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -7,6 +7,7 @@
  */
 #include "../usched.h"
 #include "args.h"
+#include "common.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,19 +34,6 @@ static struct ustack *pp_next(struct usched *s)
 	return u;
 }
 
-static void *pp_alloc(struct usched *s, int size)
-{
-	(void)s;
-	return malloc(size);
-}
-
-static void pp_free(struct usched *s, void *buf, int size)
-{
-	(void)s;
-	(void)size;
-	free(buf);
-}
-
 static void pp_thread(void *arg)
 {
 	struct pingpong *p = arg;
@@ -68,8 +56,8 @@ static void pp_thread(void *arg)
 static double ns_per_switch(uint64_t rounds, size_t extra, int *used)
 {
 	struct pingpong p = {
-		.p_s = { .s_next = pp_next, .s_alloc = pp_alloc,
-			 .s_free = pp_free },
+		.p_s = { .s_next = pp_next, .s_alloc = bench_alloc,
+			 .s_free = bench_free },
 		.p_rounds = rounds,
 		.p_extra = extra,
 	};

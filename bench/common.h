@@ -1,8 +1,12 @@
-/* Options shared by the usched benchmarks: --sched NAME and -v. */
-#ifndef BENCH_OPTIONS_H
-#define BENCH_OPTIONS_H
+/*
+ * What the usched benchmarks share: the options --sched NAME and -v, and
+ * plain malloc-backed buffer call-backs for the bare dispatcher.
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
 
 #include "../sched/sched.h"
+#include "../usched.h"
 
 /*
  * Parses the options before the first positional argument (negative
@@ -13,5 +17,9 @@
  */
 int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		  int allow_none, const struct sched_ops **ops, int *verbose);
+
+/* s_alloc and s_free for a dispatcher that needs no more than malloc. */
+void *bench_alloc(struct usched *s, int size);
+void bench_free(struct usched *s, void *buf, int size);
 
 #endif

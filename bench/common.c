@@ -1,6 +1,7 @@
-#include "options.h"
+#include "common.h"
 #include "args.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int is_option(const char *arg)
@@ -29,4 +30,17 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		usage_fail(argv[0], usage, "unknown scheduler '%s' (%s%s)",
 			   name, sched_names(), allow_none ? "|none" : "");
 	return i;
+}
+
+void *bench_alloc(struct usched *s, int size)
+{
+	(void)s;
+	return malloc(size);
+}
+
+void bench_free(struct usched *s, void *buf, int size)
+{
+	(void)s;
+	(void)size;
+	free(buf);
 }
