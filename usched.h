@@ -32,7 +32,9 @@ struct usched {
 	void           (*s_free)(struct usched *s, void *buf, int size);
 	/* Optional: a thread finished; its buffer was already given back. */
 	void           (*s_done)(struct usched *s, struct ustack *u);
-	/* Optional: limit on a blocked thread's stack, 0 for the default. */
+	/* Optional: limit on a blocked thread's stack, 0 for the default;
+	 * checked when a buffer must grow (a bigger one from ustack_init
+	 * allows as much). */
 	int              s_stack_max;
 
 	/* Private to usched.c. */

@@ -22,16 +22,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 fi
 
-# matplotlib: the system's, or a virtual environment of our own.
-python=python3
-if ! $python -c 'import matplotlib' 2>/dev/null; then
-	python=build/venv/bin/python3
-	if ! [ -x $python ] || ! $python -c 'import matplotlib' 2>/dev/null; then
-		echo "installing matplotlib into build/venv"
-		python3 -m venv build/venv
-		$python -m pip install -q matplotlib
-	fi
-fi
+python=$(scripts/matplotlib.sh)
 
 make bench
 $python scripts/sweep.py --profile "$profile" --results "$out/results"
