@@ -3,29 +3,36 @@
  *
  * Everything about a thread but its pending remote wakes is touched only
  * by its own processor, so local waits and wakes are plain loads and
- * stores. A wake from elsewhere increments the thread's t_remote; the one
+ * stores. A wake from elsewhere increments the thread's l_remote; the one
  * that finds it zero pushes the thread onto its processor's inbox, a
  * lock-free stack (one compare-and-swap). The processor takes the whole
  * inbox with one exchange before picking the next thread, and turns each
- * thread's t_remote into wakes. A thread is thus in an inbox at most once,
- * however often it is woken.
+ * thread's l_remote into wakes. A thread is thus in an inbox at most once,
+ * however often it is woken. A waiting thread is marked ST_WAITING by
+ * ll_next once its stack is saved, before the inbox is read.
  */
 #include "ll.h"
 #include "sched/proc.h"
 
 #include <errno.h>
 
+struct ll_thread {
+	struct sched_thread  l_t;	/* first */
+	struct ll_thread    *l_inbox;	/* link in a remote-wake inbox */
+	unsigned             l_remote;	/* remote wakes not yet applied */
+};
+
 struct ll_proc {
 	struct proc          l_p;	/* first */
 	/* Written by other processors: on a cache line of its own. */
-	struct sched_thread *l_inbox __attribute__((aligned(64)));
+	struct ll_thread *l_inbox __attribute__((aligned(64)));
 };
 
 static struct procs ll_procs;
 
-static struct ll_proc *ll_proc_of(struct sched_thread *t)
+static struct ll_proc *ll_proc_of(struct ll_thread *t)
 {
-	return (struct ll_proc *)proc_of(t);
+	return (struct ll_proc *)proc_of(&t->l_t);
 }
 
 /* Applies n wakes to t, a thread of the calling processor p. */
@@ -47,22 +54,22 @@ static inline int ll_wake_local(struct proc *p, struct sched_thread *t,
 
 static void ll_drain(struct ll_proc *l)
 {
-	struct sched_thread *t, *rev = NULL, *next;
+	struct ll_thread *t, *rev = NULL, *next;
 
 	t = __atomic_exchange_n(&l->l_inbox, NULL, __ATOMIC_ACQUIRE);
 	for (; t != NULL; t = next) {	/* oldest first */
-		next = t->t_inbox;
-		t->t_inbox = rev;
+		next = t->l_inbox;
+		t->l_inbox = rev;
 		rev = t;
 	}
 	for (t = rev; t != NULL; t = next) {
 		unsigned n;
 
 		/* Read the link before t can be pushed again. */
-		next = t->t_inbox;
-		n = __atomic_exchange_n(&t->t_remote, 0, __ATOMIC_ACQ_REL);
+		next = t->l_inbox;
+		n = __atomic_exchange_n(&t->l_remote, 0, __ATOMIC_ACQ_REL);
 		l->l_p.p_stats.ss_remote_wakes += n;
-		ll_wake_local(&l->l_p, t, n);	/* too late if t has ended */
+		ll_wake_local(&l->l_p, &t->l_t, n);	/* too late if ended */
 	}
 }
 
@@ -78,8 +85,10 @@ static struct ustack *ll_next(struct usched *s)
 {
 	struct ll_proc *l = (struct ll_proc *)s;
 	struct proc *p = &l->l_p;
-	struct sched_thread *t;
+	struct sched_thread *t = (struct sched_thread *)usched_blocked(s);
 
+	if (t != NULL)
+		thread_set_state(t, ST_WAITING);
 	for (;;) {
 		if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) != NULL)
 			ll_drain(l);
@@ -96,15 +105,15 @@ static struct ustack *ll_next(struct usched *s)
 }
 
 /* A wake from outside t's processor. */
-static void ll_post(struct ll_proc *l, struct sched_thread *t)
+static void ll_post(struct ll_proc *l, struct ll_thread *t)
 {
-	struct sched_thread *head;
+	struct ll_thread *head;
 
-	if (__atomic_fetch_add(&t->t_remote, 1, __ATOMIC_ACQ_REL) != 0)
+	if (__atomic_fetch_add(&t->l_remote, 1, __ATOMIC_ACQ_REL) != 0)
 		return;		/* already in the inbox */
 	head = __atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED);
 	do {
-		t->t_inbox = head;
+		t->l_inbox = head;
 	} while (!__atomic_compare_exchange_n(&l->l_inbox, &head, t, 1,
 					      __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
@@ -114,7 +123,8 @@ static void ll_post(struct ll_proc *l, struct sched_thread *t)
 int ll_init(int proc_nr, int thread_nr)
 {
 	(void)thread_nr;
-	return procs_init(&ll_procs, proc_nr, sizeof(struct ll_proc), ll_next);
+	return procs_init(&ll_procs, proc_nr, sizeof(struct ll_proc),
+			  sizeof(struct ll_thread), ll_next);
 }
 
 int ll_start(void)
@@ -130,7 +140,7 @@ int ll_fini(void)
 struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 {
 	struct ll_proc *l;
-	struct sched_thread *t;
+	struct ll_thread *t;
 
 	if (group < 0) {
 		errno = EINVAL;
@@ -139,20 +149,19 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	l = (struct ll_proc *)procs_pick(&ll_procs, group);
 	if (l == NULL)
 		return NULL;
-	t = proc_thread_new(&l->l_p, f, arg);
+	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
 	if (proc_here() == &l->l_p)
-		ll_wake_local(&l->l_p, t, 1);
+		ll_wake_local(&l->l_p, &t->l_t, 1);
 	else
 		ll_post(l, t);
-	return (struct ll_thread *)t;
+	return t;
 }
 
 int ll_wait(void)
 {
 	struct sched_thread *t = sched_self();
-	int rc;
 
 	if (t == NULL)
 		return -EPERM;
@@ -160,27 +169,21 @@ int ll_wait(void)
 		t->t_permits--;
 		return 0;
 	}
-	thread_set_state(t, ST_WAITING);
-	rc = ustack_block();
-	if (rc != 0)		/* not blocked: ll_next never ran */
-		thread_set_state(t, ST_RUNNING);
-	return rc;
+	return ustack_block();
 }
 
-int ll_wake(struct ll_thread *thread)
+int ll_wake(struct ll_thread *t)
 {
-	struct sched_thread *t = (struct sched_thread *)thread;
 	struct ll_proc *l = ll_proc_of(t);
-
 	int rc;
 
 	if (proc_here() == &l->l_p) {
-		rc = ll_wake_local(&l->l_p, t, 1);
+		rc = ll_wake_local(&l->l_p, &t->l_t, 1);
 		if (rc == 0)
 			l->l_p.p_stats.ss_local_wakes++;
 		return rc;
 	}
-	if (thread_state(t) == ST_DONE)
+	if (thread_state(&t->l_t) == ST_DONE)
 		return -ESRCH;
 	ll_post(l, t);
 	return 0;

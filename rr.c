@@ -2,10 +2,11 @@
  * rr: round-robin over processors, a FIFO ready queue per processor under
  * a lock.
  *
- * A thread that waits keeps its processor's lock while the dispatcher
- * copies its stack out; rr_next, which runs next on the same native thread,
- * goes on under that lock. So no waker can see the thread waiting before
- * it really is blocked, and if blocking fails the wait is undone at once.
+ * A thread that waits stays ST_RUNNING while the dispatcher copies its
+ * stack out; rr_next, once the copy is made, marks it waiting under the
+ * lock, or queues it again if a wake came meanwhile. So no waker sees the
+ * thread waiting before it really is blocked, and a failed block has
+ * nothing to undo.
  */
 #include "rr.h"
 #include "sched/proc.h"
@@ -15,7 +16,6 @@
 struct rr_proc {
 	struct proc      r_p;		/* first */
 	pthread_mutex_t  r_lock;	/* r_p.p_ready and thread states */
-	int              r_held;	/* a waiter left r_lock locked */
 };
 
 static struct procs rr_procs;
@@ -37,16 +37,35 @@ static int rr_has_work(struct proc *p)
 	return work;
 }
 
+/* Under the lock; rr_wait reads t_permits without it. */
+static void rr_permits_add(struct sched_thread *t, int n)
+{
+	__atomic_store_n(&t->t_permits, t->t_permits + n, __ATOMIC_RELAXED);
+}
+
+/* Queues t on its processor; the caller holds the lock. */
+static void rr_ready(struct rr_proc *r, struct sched_thread *t)
+{
+	thread_set_state(t, ST_READY);
+	sched_enqueue(&r->r_p.p_ready, t);
+	proc_kick(&r->r_p);
+}
+
 static struct ustack *rr_next(struct usched *s)
 {
 	struct rr_proc *r = (struct rr_proc *)s;
 	struct proc *p = &r->r_p;
-	struct sched_thread *t;
+	struct sched_thread *t = (struct sched_thread *)usched_blocked(s);
 
-	if (r->r_held)
-		r->r_held = 0;
-	else
-		pthread_mutex_lock(&r->r_lock);
+	pthread_mutex_lock(&r->r_lock);
+	if (t != NULL) {		/* it waits, unless woken meanwhile */
+		if (t->t_permits > 0) {
+			rr_permits_add(t, -1);
+			rr_ready(r, t);
+		} else {
+			thread_set_state(t, ST_WAITING);
+		}
+	}
 	while ((t = sched_dequeue(&p->p_ready)) == NULL) {
 		pthread_mutex_unlock(&r->r_lock);
 		if (procs_over(p->p_procs))
@@ -60,20 +79,13 @@ static struct ustack *rr_next(struct usched *s)
 	return &t->t_u;
 }
 
-/* Queues t on its processor; the caller holds the lock. */
-static void rr_ready(struct rr_proc *r, struct sched_thread *t)
-{
-	thread_set_state(t, ST_READY);
-	sched_enqueue(&r->r_p.p_ready, t);
-	proc_kick(&r->r_p);
-}
-
 int rr_init(int proc_nr, int thread_nr)
 {
 	int rc;
 
 	(void)thread_nr;
-	rc = procs_init(&rr_procs, proc_nr, sizeof(struct rr_proc), rr_next);
+	rc = procs_init(&rr_procs, proc_nr, sizeof(struct rr_proc),
+			sizeof(struct sched_thread), rr_next);
 	if (rc != 0)
 		return rc;
 	for (int i = 0; i < proc_nr; i++)
@@ -121,27 +133,19 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 int rr_wait(void)
 {
 	struct sched_thread *t = sched_self();
-	struct rr_proc *r;
-	int rc;
 
 	if (t == NULL)
 		return -EPERM;
-	r = rr_proc_of(t);
-	pthread_mutex_lock(&r->r_lock);
-	if (t->t_permits > 0) {
-		t->t_permits--;
+	/* Only t takes permits: one seen is there to take. */
+	if (__atomic_load_n(&t->t_permits, __ATOMIC_RELAXED) > 0) {
+		struct rr_proc *r = rr_proc_of(t);
+
+		pthread_mutex_lock(&r->r_lock);
+		rr_permits_add(t, -1);
 		pthread_mutex_unlock(&r->r_lock);
 		return 0;
 	}
-	thread_set_state(t, ST_WAITING);
-	r->r_held = 1;
-	rc = ustack_block();
-	if (rc != 0) {		/* not blocked: rr_next never ran */
-		r->r_held = 0;
-		thread_set_state(t, ST_RUNNING);
-		pthread_mutex_unlock(&r->r_lock);
-	}
-	return rc;
+	return ustack_block();
 }
 
 int rr_wake(struct rr_thread *thread)
@@ -159,7 +163,7 @@ int rr_wake(struct rr_thread *thread)
 		pthread_mutex_unlock(&r->r_lock);
 		return -ESRCH;
 	default:
-		t->t_permits++;
+		rr_permits_add(t, 1);
 	}
 	if (proc_here() == &r->r_p)
 		st->ss_local_wakes++;

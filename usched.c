@@ -18,27 +18,28 @@
  *	+------------------------+
  *	|  home: saved registers |
  *	+========================+ <- s_bottom, also the home context's sp
- *	|  usched_launch()       |  thread A starts here,
- *	|  A's function          |  called as a plain function
+ *	|  return to uarch_start |  thread A starts here: its
+ *	|  A's function          |  function is called as a plain one
  *	|  ...                   |
  *	|  ustack_block()        |
  *	|  saved registers       |
- *	+------------------------+ <- sp at the block point (A->u_sp)
+ *	+------------------------+ <- sp at the block point
  *	|  usched_suspend()      |  runs below A's stack, so it can copy
  *	|  memcpy(), s_next()    |  [sp, bottom) out without touching it
  *	+------------------------+
  *
  * A's stack, exactly the bytes from its stack pointer to the bottom, goes
- * to A->u_stack. Now s_next() names the next thread, B, which blocked
- * earlier with its own stack pointer B->u_sp. Its saved bytes must go back
- * to [B->u_sp, bottom), and that range may cover the frames doing the
- * work. So the stack pointer is first moved to B->u_sp, below everything
- * that is about to be written, and only then is B's copy put back:
+ * to A->u_stack; their number, A->u_used, also gives the stack pointer
+ * back. Now s_next() names the next thread, B, which blocked earlier at
+ * sp = bottom - B->u_used. Its saved bytes must go back to [sp, bottom),
+ * and that range may cover the frames doing the work. So the stack pointer
+ * is first moved to sp, below everything that is about to be written, and
+ * only then is B's copy put back:
  *
  *	+========================+ <- s_bottom
  *	|  B's stack, being      |
  *	|  copied back in        |
- *	+------------------------+ <- sp = B->u_sp
+ *	+------------------------+ <- sp = bottom - B->u_used
  *	|  memcpy()              |  nothing live above sp but the copy
  *	+------------------------+
  *
@@ -88,17 +89,18 @@ static __thread struct usched *usched_here
  *
  * uarch_switch(arg, fn): push the callee-saved registers and the FP control
  *	state, then call fn(arg, sp) with sp the resulting stack pointer. If
- *	fn returns NULL, pop them and return 1. Otherwise fn returned a
- *	pointer to a struct uarch_to (s_to_sp of a dispatcher): switch there
- *	as uarch_resume does. Returning the target to the assembly that saved
- *	the context, rather than jumping from deep inside fn, keeps calls and
- *	returns paired, so the CPU predicts the returns of the resumed thread.
+ *	fn returns an error (USCHED_ERR(-errno)), pop them and return it.
+ *	Otherwise fn returned a pointer to a struct uarch_to (s_to_sp of a
+ *	dispatcher): switch there as uarch_resume does. Returning the target
+ *	to the assembly that saved the context, rather than jumping from deep
+ *	inside fn, keeps calls and returns paired, so the CPU predicts the
+ *	returns of the resumed thread.
  * uarch_resume(sp, buf, len): set the stack pointer to sp, copy len bytes
  *	from buf to sp, pop the context uarch_switch pushed at sp and return
  *	0 from that uarch_switch.
- * uarch_start(bottom, arg, fn): load the FP control state saved in the
+ * uarch_start(bottom, fn, arg): load the FP control state saved in the
  *	home context (uarch_switch's, at bottom), set the stack pointer to
- *	bottom and call fn(arg), which never returns.
+ *	bottom and call fn(arg), then usched_exit().
  */
 struct uarch_to {
 	char       *t_sp;
@@ -108,11 +110,15 @@ struct uarch_to {
 
 typedef struct uarch_to *ucont_t(void *arg, char *sp);
 
-HIDDEN long uarch_switch(void *arg, ucont_t *fn);
+/* An error for uarch_switch to return: the top page holds no uarch_to. */
+#define USCHED_ERR(err) ((struct uarch_to *)(intptr_t)(err))
+
+HIDDEN int uarch_switch(void *arg, ucont_t *fn);
 HIDDEN __attribute__((noreturn))
 void uarch_resume(char *sp, const void *buf, size_t len);
 HIDDEN __attribute__((noreturn))
-void uarch_start(char *bottom, void *arg, void (*fn)(void *));
+void uarch_start(char *bottom, void (*fn)(void *), void *arg);
+HIDDEN __attribute__((noreturn)) void usched_exit(void);
 
 /* The assembly reads the target of a switch from struct usched. */
 _Static_assert(offsetof(struct usched, s_to_buf) ==
@@ -226,9 +232,9 @@ static SWITCHING void san_save(struct ustack *u, char *sp, long used)
 static SWITCHING void san_switch(struct usched *s, struct ustack *u)
 {
 	(void)s;
-	if (u != NULL && u->u_sp != NULL)	/* it blocked before */
-		stack_copy(asan_shadow(u->u_sp), (char *)u->u_stack + u->u_used,
-			   u->u_used / 8);
+	if (u != NULL && u->u_state == US_BLOCKED)
+		stack_copy(asan_shadow(s->s_bottom - u->u_used),
+			   (char *)u->u_stack + u->u_used, u->u_used / 8);
 }
 #else
 #define SAN_EXTRA(used) 0
@@ -267,8 +273,6 @@ static int usched_stack_max(const struct usched *s)
 	return s->s_stack_max > 0 ? s->s_stack_max : USCHED_STACK_MAX_DEFAULT;
 }
 
-static void usched_launch(void *arg);
-
 static struct uarch_to *usched_to(struct usched *s, char *sp,
 				  const void *buf, long len)
 {
@@ -288,11 +292,17 @@ static COLD SWITCHING struct uarch_to *usched_start(struct usched *s, struct ust
 		usched_panic("s_next returned thread %p of another dispatcher",
 			     (void *)u);
 	switch (u->u_state) {
-	case US_NEW:
+	case US_NEW: {
+		void (*f)(void *) = u->u_f;
+		void *arg = u->u_arg;
+
+		u->u_used = 0;
+		u->u_san = NULL;
 		s->s_self = u;
-		u->u_state = US_RUNNING;
 		san_switch(s, u);
-		uarch_start(s->s_bottom, u, &usched_launch);
+		u->u_state = US_RUNNING;
+		uarch_start(s->s_bottom, f, arg);
+	}
 	case US_RUNNING:
 		usched_panic("s_next returned thread %p, which is running",
 			     (void *)u);
@@ -308,10 +318,9 @@ static COLD SWITCHING struct uarch_to *usched_start(struct usched *s, struct ust
  */
 static inline SWITCHING struct uarch_to *usched_pick(struct usched *s)
 {
-	struct ustack *u;
+	struct ustack *u = s->s_next(s);
 
-	s->s_self = NULL;
-	u = s->s_next(s);
+	s->s_blocked = NULL;
 	if (u == NULL) {
 		san_switch(s, NULL);
 		return usched_to(s, s->s_bottom, NULL, 0);
@@ -319,9 +328,9 @@ static inline SWITCHING struct uarch_to *usched_pick(struct usched *s)
 	if (unlikely(u->u_sched != s || u->u_state != US_BLOCKED))
 		return usched_start(s, u);
 	s->s_self = u;
-	u->u_state = US_RUNNING;
 	san_switch(s, u);
-	return usched_to(s, u->u_sp, u->u_stack, u->u_used);
+	u->u_state = US_RUNNING;
+	return usched_to(s, s->s_bottom - u->u_used, u->u_stack, u->u_used);
 }
 
 static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
@@ -343,31 +352,37 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 	uarch_resume(to->t_sp, to->t_buf, to->t_len);
 }
 
-static SWITCHING void usched_launch(void *arg)
+/* Called by uarch_start when a thread's function returns. */
+SWITCHING void usched_exit(void)
 {
-	struct ustack *u = arg;
-
-	u->u_f(u->u_arg);
-	usched_finish(u);
+	usched_finish(usched_here->s_self);
 }
 
-/* Gives u a buffer for used bytes, keeping the old one on failure. */
+/*
+ * Gives u a buffer for used bytes, keeping the old one on failure. A first
+ * buffer is as big as the deepest stack saved here, up to twice what u
+ * needs, so that threads alike do not grow again; a growing stack grows
+ * again soon, so it gets half as much again.
+ */
 static COLD int ustack_grow(struct ustack *u, long used)
 {
 	struct usched *s = u->u_sched;
-	int max = usched_stack_max(s);
-	int size;
+	long max = usched_stack_max(s), want;
 	void *buf;
+	int size;
 
 	if (used > max)
 		return -E2BIG;
-	used += SAN_EXTRA(used);
-	/* A growing stack grows again soon: leave some room. */
-	size = u->u_len + u->u_len / 2;
-	if (size < used)
-		size = (used + 15) & ~15;
-	if (size > max + SAN_EXTRA(max))
-		size = max + SAN_EXTRA(max);
+	if (u->u_len > 0)
+		want = u->u_len + u->u_len / 2;
+	else
+		want = s->s_max_used < 2 * used ? s->s_max_used : 2 * used;
+	if (want < used)
+		want = used;
+	if (want > max)
+		want = max;
+	want = (want + 15) & ~15L;
+	size = want + SAN_EXTRA(want);
 	buf = s->s_alloc(s, size);
 	if (buf == NULL)
 		return -ENOMEM;
@@ -386,17 +401,19 @@ static SWITCHING struct uarch_to *usched_suspend(void *arg, char *sp)
 	long used = s->s_bottom - sp;
 
 	if (unlikely(used + SAN_EXTRA(used) > u->u_len)) {
-		s->s_error = ustack_grow(u, used);
-		if (s->s_error != 0)
-			return NULL;
+		int err = ustack_grow(u, used);
+
+		if (err != 0)
+			return USCHED_ERR(err);
 	}
 	stack_copy(u->u_stack, sp, used);
 	san_save(u, sp, used);
-	u->u_sp = sp;
 	u->u_used = used;
-	if (used > u->u_max)
-		u->u_max = used;
+	if (unlikely(used > s->s_max_used))
+		s->s_max_used = used;
 	u->u_state = US_BLOCKED;
+	s->s_self = NULL;
+	s->s_blocked = u;
 	return usched_pick(s);
 }
 
@@ -406,6 +423,8 @@ static SWITCHING struct uarch_to *usched_enter(void *arg, char *sp)
 	struct usched *s = arg;
 
 	s->s_bottom = sp;
+	s->s_self = NULL;
+	s->s_blocked = NULL;
 	return usched_pick(s);
 }
 
@@ -433,15 +452,11 @@ void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len)
 {
 	u->u_sched = s;
-	u->u_f = f;
-	u->u_arg = arg;
 	u->u_stack = stack;
 	u->u_len = stack != NULL ? len : 0;
-	u->u_used = 0;
-	u->u_max = 0;
 	u->u_state = US_NEW;
-	u->u_sp = NULL;
-	u->u_san = NULL;
+	u->u_f = f;
+	u->u_arg = arg;
 }
 
 struct ustack *ustack_self(void)
@@ -457,7 +472,7 @@ int ustack_block(void)
 
 	if (u == NULL)
 		usched_panic("ustack_block() called outside a usched thread");
-	return uarch_switch(u, &usched_suspend) ? u->u_sched->s_error : 0;
+	return uarch_switch(u, &usched_suspend);
 }
 
 void ustack_abort(void)
@@ -515,8 +530,8 @@ __asm__(
 	"movq %rsi, %rax\n"
 	"movq %rsp, %rsi\n"
 	"call *%rax\n"
-	"testq %rax, %rax\n"
-	"jz 1f\n"
+	"cmpq $-4095, %rax\n"		/* USCHED_ERR(-4095..-1) */
+	"jae 1f\n"
 	"movq 16(%rax), %rdx\n"
 	"movq 8(%rax), %rsi\n"
 	"movq (%rax), %rdi\n"
@@ -536,7 +551,6 @@ __asm__(
 	".cfi_adjust_cfa_offset -8\n"
 	"popq %rbp\n"
 	".cfi_adjust_cfa_offset -8\n"
-	"movl $1, %eax\n"
 	"ret\n"
 	".cfi_endproc\n"
 	".size uarch_switch, .-uarch_switch\n"
@@ -575,9 +589,10 @@ __asm__(
 	"ldmxcsr (%rdi)\n"
 	"fldcw 4(%rdi)\n"
 	"movq %rdi, %rsp\n"
-	"movq %rsi, %rdi\n"
+	"movq %rdx, %rdi\n"
 	"xorl %ebp, %ebp\n"
-	"call *%rdx\n"
+	"call *%rsi\n"
+	"call usched_exit\n"
 	"ud2\n"
 	".cfi_endproc\n"
 	".size uarch_start, .-uarch_start\n"
@@ -621,7 +636,8 @@ __asm__(
 	"mov x9, x1\n"
 	"mov x1, sp\n"
 	"blr x9\n"
-	"cbz x0, 1f\n"
+	"cmn x0, #4095\n"		/* USCHED_ERR(-4095..-1) */
+	"b.cs 1f\n"
 	"ldr x2, [x0, #16]\n"
 	"ldr x1, [x0, #8]\n"
 	"ldr x0, [x0]\n"
@@ -630,7 +646,6 @@ __asm__(
 	"ldp x29, x30, [sp, #80]\n"
 	"add sp, sp, #176\n"
 	".cfi_def_cfa_offset 0\n"
-	"mov x0, #1\n"
 	"ret\n"
 	".cfi_endproc\n"
 	".size uarch_switch, .-uarch_switch\n"
@@ -673,9 +688,10 @@ __asm__(
 	"ldr x9, [x0, #160]\n"
 	"msr fpcr, x9\n"
 	"mov sp, x0\n"
-	"mov x0, x1\n"
+	"mov x0, x2\n"
 	"mov x29, #0\n"
-	"blr x2\n"
+	"blr x1\n"
+	"bl usched_exit\n"
 	"brk #0\n"
 	".cfi_endproc\n"
 	".size uarch_start, .-uarch_start\n"

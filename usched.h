@@ -37,31 +37,42 @@ struct usched {
 	 * allows as much). */
 	int              s_stack_max;
 
+	/* Read-only: the largest stack a thread of this dispatcher saved. */
+	int              s_max_used;
+
 	/* Private to usched.c. */
 	/* Where every thread's stack begins; the saved context of usched_run's
 	 * caller sits right above it, so it is also that context's pointer. */
 	char            *s_bottom;
 	struct ustack   *s_self;     /* the running thread */
+	struct ustack   *s_blocked;  /* the thread that blocked, in s_next */
 	char            *s_to_sp;    /* the switch being made: the stack */
 	const void      *s_to_buf;   /* pointer to resume at, and the copy */
 	long             s_to_len;   /* to put back below it first */
 	int              s_running;  /* set while usched_run is active */
-	int              s_error;    /* why the last ustack_block failed */
 	void            *s_san_home; /* sanitizer state of usched_run's caller */
 	void            *s_san_dead; /* sanitizer state of a finished thread */
 };
 
+/*
+ * A thread: 40 bytes. What it needs before it starts and what it needs
+ * once it ran share their place.
+ */
 struct ustack {
 	struct usched *u_sched;
-	void         (*u_f)(void *arg);
-	void          *u_arg;
 	void          *u_stack;      /* saved-stack buffer */
 	int            u_len;        /* its size */
-	int            u_used;       /* bytes saved at the last block */
-	int            u_max;        /* largest u_used so far */
 	int            u_state;      /* private: enum ustack_state in usched.c */
-	char          *u_sp;         /* private: stack pointer when blocked */
-	void          *u_san;        /* private: sanitizer state */
+	union {
+		struct {             /* private, until the thread starts */
+			void (*u_f)(void *arg);
+			void  *u_arg;
+		};
+		struct {             /* once it started */
+			int    u_used;   /* bytes saved at the last block */
+			void  *u_san;    /* private: sanitizer state */
+		};
+	};
 };
 
 void usched_run(struct usched *s);
@@ -69,6 +80,14 @@ void usched_run(struct usched *s);
 static inline struct ustack *usched_running(const struct usched *s)
 {
 	return s->s_self;
+}
+/*
+ * For s_next: the thread whose block made this call, its stack already
+ * saved; NULL when the call follows a thread's end or usched_run's start.
+ */
+static inline struct ustack *usched_blocked(const struct usched *s)
+{
+	return s->s_blocked;
 }
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len);

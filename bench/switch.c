@@ -73,7 +73,7 @@ static double ns_per_switch(uint64_t rounds, size_t extra, int *used)
 		fprintf(stderr, "switch: a block failed\n");
 		exit(1);
 	}
-	*used = p.p_u[0].u_max;
+	*used = p.p_s.s_max_used;
 	return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) /
 	       (2.0 * rounds);
 }

@@ -15,9 +15,8 @@
 #include <unistd.h>
 
 enum {
-	SPIN_ROUNDS   = 200,		/* polls before sleeping */
-	CHUNK_SIZE    = 64 << 10,	/* thread structs come in chunks */
-	BUF_CACHE_MAX = 8 << 20		/* cached stack buffers, per processor */
+	SPIN_ROUNDS = 200,		/* polls before sleeping */
+	CHUNK_SIZE  = 1 << 20		/* arenas grow by this much */
 };
 
 __thread struct proc *proc_current;
@@ -56,10 +55,42 @@ static inline void cpu_relax(void)
 }
 
 /*
- * Stack buffers: the dispatcher keeps a thread's buffer while it lives, so
- * only finished threads give buffers back. They are kept by size class
- * (multiples of 64 bytes up to 4 KiB) for the next threads of this
- * processor, which is the only native thread that touches them.
+ * Arenas: thread structs and small stack buffers are carved one after the
+ * other from chunks that live until fini, with no per-object header, and
+ * are reused through free lists, never returned before fini. So the memory
+ * a thread struct was in never becomes anything else: a wake of a finished
+ * thread finds ST_DONE, not freed memory.
+ */
+static void *arena_carve(struct procs *ps, struct arena *a, size_t size)
+{
+	void *mem;
+
+	size = (size + 7) & ~(size_t)7;
+	if (a->a_left < size) {
+		void **c = malloc(CHUNK_SIZE);
+
+		if (c == NULL)
+			return NULL;
+		*c = __atomic_load_n(&ps->ps_chunks, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&ps->ps_chunks, c, c, 1,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+		a->a_next = (char *)(c + 2);	/* keep 16-byte alignment */
+		a->a_left = CHUNK_SIZE - 2 * sizeof(void *);
+	}
+	mem = a->a_next;
+	a->a_next += size;
+	a->a_left -= size;
+	return mem;
+}
+
+/*
+ * Stack buffers: the dispatcher keeps a thread's buffer while it lives and
+ * sizes it (nearly) exactly, so buffers up to 4 KiB come from the arena in
+ * 16-byte classes, each with a free list for the next threads of this
+ * processor, the only native thread that touches them. Bigger ones are
+ * malloc's.
  */
 static int buf_class(int size)
 {
@@ -77,10 +108,9 @@ static void *proc_buf_alloc(struct usched *s, int size)
 	buf = p->p_bufs[c];
 	if (buf != NULL) {
 		p->p_bufs[c] = *(void **)buf;
-		p->p_buf_bytes -= c * BUF_CLASS_SIZE;
 		return buf;
 	}
-	return malloc(c * BUF_CLASS_SIZE);
+	return arena_carve(p->p_procs, &p->p_arena, c * BUF_CLASS_SIZE);
 }
 
 static void proc_buf_free(struct usched *s, void *buf, int size)
@@ -88,55 +118,12 @@ static void proc_buf_free(struct usched *s, void *buf, int size)
 	struct proc *p = (struct proc *)s;
 	int c = buf_class(size);
 
-	if (c >= BUF_CLASSES || p->p_buf_bytes >= BUF_CACHE_MAX) {
+	if (c >= BUF_CLASSES) {
 		free(buf);
 		return;
 	}
 	*(void **)buf = p->p_bufs[c];
 	p->p_bufs[c] = buf;
-	p->p_buf_bytes += c * BUF_CLASS_SIZE;
-}
-
-static void proc_bufs_free(struct proc *p)
-{
-	for (int c = 0; c < BUF_CLASSES; c++) {
-		while (p->p_bufs[c] != NULL) {
-			void *buf = p->p_bufs[c];
-
-			p->p_bufs[c] = *(void **)buf;
-			free(buf);
-		}
-	}
-	p->p_buf_bytes = 0;
-}
-
-/*
- * Thread structs are carved from chunks that live until fini, and reused
- * through the free list of the processor they finished on: a wake of a
- * finished thread then finds ST_DONE instead of freed memory.
- */
-static void *chunk_carve(struct procs *ps, char **chunk, size_t *left)
-{
-	size_t size = sizeof(struct sched_thread);
-	void *mem;
-
-	if (*left < size) {
-		void **c = malloc(CHUNK_SIZE);
-
-		if (c == NULL)
-			return NULL;
-		*c = __atomic_load_n(&ps->ps_chunks, __ATOMIC_RELAXED);
-		while (!__atomic_compare_exchange_n(&ps->ps_chunks, c, c, 1,
-						    __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED))
-			;
-		*chunk = (char *)(c + 2);	/* keep 16-byte alignment */
-		*left = CHUNK_SIZE - 2 * sizeof(void *);
-	}
-	mem = *chunk;
-	*chunk += size;
-	*left -= size;
-	return mem;
 }
 
 static struct sched_thread *thread_mem(struct proc *p)
@@ -151,10 +138,10 @@ static struct sched_thread *thread_mem(struct proc *p)
 			here->p_free = t->t_next;
 			return t;
 		}
-		return chunk_carve(ps, &here->p_chunk, &here->p_chunk_left);
+		return arena_carve(ps, &here->p_arena, ps->ps_thread_size);
 	}
 	pthread_mutex_lock(&ps->ps_lock);
-	t = chunk_carve(ps, &ps->ps_chunk, &ps->ps_chunk_left);
+	t = arena_carve(ps, &ps->ps_arena, ps->ps_thread_size);
 	pthread_mutex_unlock(&ps->ps_lock);
 	return t;
 }
@@ -177,10 +164,10 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 		errno = ENOMEM;
 		return NULL;
 	}
+	memset((char *)t + sizeof *t, 0,
+	       p->p_procs->ps_thread_size - sizeof *t);
 	ustack_init(&t->t_u, &p->p_sched, f, arg, NULL, 0);
 	t->t_next = NULL;
-	t->t_inbox = NULL;
-	__atomic_store_n(&t->t_remote, 0, __ATOMIC_RELAXED);
 	t->t_permits = 0;
 	thread_set_state(t, ST_WAITING);
 	__atomic_fetch_add(&p->p_procs->ps_live, 1, __ATOMIC_RELAXED);
@@ -195,8 +182,6 @@ static void proc_done(struct usched *s, struct ustack *u)
 	struct procs *ps = p->p_procs;
 
 	thread_set_state(t, ST_DONE);
-	if ((unsigned long)t->t_u.u_max > p->p_stats.ss_max_stack)
-		p->p_stats.ss_max_stack = t->t_u.u_max;
 	t->t_next = p->p_free;
 	p->p_free = t;
 	if (__atomic_sub_fetch(&ps->ps_live, 1, __ATOMIC_SEQ_CST) == 0 &&
@@ -235,7 +220,7 @@ void proc_kick(struct proc *p)
 		futex_wake(&p->p_asleep);
 }
 
-int procs_init(struct procs *ps, int nr, size_t size,
+int procs_init(struct procs *ps, int nr, size_t size, size_t thread_size,
 	       struct ustack *(*next)(struct usched *))
 {
 	if (nr <= 0 || nr > 4096)
@@ -244,7 +229,8 @@ int procs_init(struct procs *ps, int nr, size_t size,
 		return -EBUSY;
 	free(ps->ps_base);	/* kept by the last fini for its counters */
 	size = (size + 63) & ~(size_t)63;	/* a cache line each */
-	*ps = (struct procs){ .ps_size = size, .ps_nr = nr };
+	*ps = (struct procs){ .ps_size = size, .ps_nr = nr,
+			      .ps_thread_size = thread_size };
 	ps->ps_base = aligned_alloc(64, size * nr);
 	if (ps->ps_base == NULL)
 		return -ENOMEM;
@@ -329,8 +315,6 @@ int procs_fini(struct procs *ps)
 		proc_kick(proc_nth(ps, i));
 	for (int i = 0; i < ps->ps_nr; i++)
 		pthread_join(proc_nth(ps, i)->p_thread, NULL);
-	for (int i = 0; i < ps->ps_nr; i++)
-		proc_bufs_free(proc_nth(ps, i));
 	while ((c = ps->ps_chunks) != NULL) {
 		ps->ps_chunks = *(void **)c;
 		free(c);
@@ -346,5 +330,6 @@ int procs_stats(struct procs *ps, int i, struct sched_stats *out)
 	if (ps->ps_base == NULL || i < 0 || i >= ps->ps_nr)
 		return -EINVAL;
 	*out = proc_nth(ps, i)->p_stats;
+	out->ss_max_stack = proc_nth(ps, i)->p_sched.s_max_used;
 	return 0;
 }

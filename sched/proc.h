@@ -19,11 +19,10 @@ enum sched_state {
 	ST_DONE		/* finished; the struct waits for reuse */
 };
 
+/* What every scheduler keeps of a thread, first in its own thread struct. */
 struct sched_thread {
 	struct ustack        t_u;	/* first: ustack_self() is one */
 	struct sched_thread *t_next;	/* ready queue or free list */
-	struct sched_thread *t_inbox;	/* ll: link in a remote-wake inbox */
-	unsigned             t_remote;	/* ll: remote wakes not yet applied */
 	int                  t_permits;	/* wakes no wait has consumed yet */
 	int                  t_state;	/* enum sched_state, atomic access */
 };
@@ -34,7 +33,14 @@ struct sched_queue {
 	struct sched_thread *q_tail;
 };
 
-enum { BUF_CLASSES = 64, BUF_CLASS_SIZE = 64 };
+/* Memory carved in order from chunks that live until fini. */
+struct arena {
+	char   *a_next;
+	size_t  a_left;
+};
+
+/* Stack buffers up to 4 KiB come in 16-byte classes. */
+enum { BUF_CLASSES = 257, BUF_CLASS_SIZE = 16 };
 
 struct proc {
 	struct usched        p_sched;	/* first: s_next gets a struct proc */
@@ -45,26 +51,24 @@ struct proc {
 	struct sched_queue   p_ready;
 	struct sched_stats   p_stats;
 	struct sched_thread *p_free;	/* finished threads, for reuse */
-	char                *p_chunk;	/* where new thread structs come from */
-	size_t               p_chunk_left;
-	void                *p_bufs[BUF_CLASSES];	/* cached stack buffers */
-	size_t               p_buf_bytes;	/* bytes in p_bufs */
+	struct arena         p_arena;	/* thread structs and small buffers */
+	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
 };
 
 /* The processors of one scheduler. */
 struct procs {
 	char               *ps_base;	/* ps_nr processors of ps_size bytes */
 	size_t              ps_size;
+	size_t              ps_thread_size;	/* a scheduler's thread struct */
 	int                 ps_nr;
 	int                 ps_run;	/* processors started so far */
 	int                 ps_pin;	/* pin processors to CPUs */
 	int                 ps_finished;	/* fini done; only stats left */
 	int                 ps_exiting;	/* fini was called (atomic) */
 	long                ps_live;	/* spawned, not finished (atomic) */
-	pthread_mutex_t     ps_lock;	/* for ps_chunk */
-	void               *ps_chunks;	/* every chunk of thread structs */
-	char               *ps_chunk;	/* for spawns from other threads */
-	size_t              ps_chunk_left;
+	pthread_mutex_t     ps_lock;	/* for ps_arena */
+	void               *ps_chunks;	/* every chunk of every arena */
+	struct arena        ps_arena;	/* for spawns from other threads */
 };
 
 static inline struct proc *proc_nth(struct procs *ps, int i)
@@ -108,9 +112,10 @@ static inline struct sched_thread *sched_self(void)
 
 /*
  * Sets up nr processors of size bytes each (a struct proc first) with
- * s_next = next; everything else is zeroed.
+ * s_next = next, for threads of thread_size bytes (a struct sched_thread
+ * first); everything else is zeroed.
  */
-int  procs_init(struct procs *ps, int nr, size_t size,
+int  procs_init(struct procs *ps, int nr, size_t size, size_t thread_size,
 		struct ustack *(*next)(struct usched *));
 /* Starts the processors' native threads. */
 int  procs_start(struct procs *ps);

@@ -125,6 +125,39 @@ static void test_abort(void)
 	ok(ts.ts_bytes == 0, "the aborted thread's buffer was freed");
 }
 
+/* usched_blocked: what s_next is told about the thread before it. */
+static struct ustack *(*blocked_next)(struct usched *s);
+static struct ustack *blocked_seen[8];
+static int blocked_calls;
+
+static struct ustack *record_blocked(struct usched *s)
+{
+	if (blocked_calls < 8)
+		blocked_seen[blocked_calls] = usched_blocked(s);
+	blocked_calls++;
+	return blocked_next(s);
+}
+
+static void test_blocked(void)
+{
+	struct tsched ts;
+	struct tthread *a, *b;
+
+	tsched_init(&ts);
+	blocked_next = ts.ts_s.s_next;
+	ts.ts_s.s_next = record_blocked;
+	blocked_calls = 0;
+	a = tsched_spawn(&ts, block_n, (void *)1);
+	b = tsched_spawn(&ts, no_block, NULL);
+	tsched_run(&ts);
+	/* start; a blocks; b ends; a ends */
+	ok(blocked_calls == 4 && blocked_seen[0] == NULL &&
+	   blocked_seen[1] == &a->t_u && blocked_seen[2] == NULL &&
+	   blocked_seen[3] == NULL && b != NULL,
+	   "usched_blocked() names the thread that blocked, NULL after a "
+	   "start or an end (%d calls)", blocked_calls);
+}
+
 static void test_self(void)
 {
 	ok(ustack_self() == NULL, "ustack_self() is NULL outside threads");
@@ -137,5 +170,6 @@ int main(void)
 	test_block_once();
 	test_block_many();
 	test_abort();
+	test_blocked();
 	return tap_done();
 }

@@ -84,7 +84,7 @@ static void big_locals(void *arg)
 		yield_checked();
 		check(big, 65536 / 8, id, 0);
 	}
-	big_max = tsched_self()->t_u.u_max;
+	big_max = tsched_self()->t_u.u_sched->s_max_used;
 }
 
 static void test_big(void)
@@ -99,7 +99,7 @@ static void test_big(void)
 	tsched_run(&ts);
 	ok(bad == 0, "64 KiB of locals intact across blocks");
 	ok(big_max >= 65536 && big_max < 65536 + 4096,
-	   "u_max reports the saved stack: %d bytes", big_max);
+	   "s_max_used reports the saved stack: %d bytes", big_max);
 }
 
 static void extra_bytes(void *arg)
@@ -129,6 +129,42 @@ static void test_extra(void)
 	tsched_run(&ts);
 	ok(bad == 0, "threads with D = 0 .. 100000 extra bytes intact, "
 	   "u_used within 1 KiB of D");
+}
+
+/* The size of the buffer a thread blocking with d extra bytes gets. */
+static void first_buffer(void *arg)
+{
+	int *len = arg;
+	volatile uint64_t pad[*len / 8 + 1];
+	uintptr_t id = (uintptr_t)tsched_self();
+
+	fill(pad, *len / 8 + 1, id, 3);
+	yield_checked();
+	check(pad, *len / 8 + 1, id, 3);
+	*len = tsched_self()->t_u.u_len;
+}
+
+static void test_first_buffer(void)
+{
+	int len[3] = { 2048, 1536, 64 };
+	struct tsched ts;
+	int max;
+
+	tsched_init(&ts);
+	bad = resumes = 0;
+	for (int i = 0; i < 3; i++) {
+		tsched_spawn(&ts, first_buffer, &len[i]);
+		tsched_run(&ts);	/* one after the other */
+	}
+	max = ts.ts_s.s_max_used;
+	ok(bad == 0 && max > 2048 && max < 2048 + 1024,
+	   "s_max_used is the deepest stack saved: %d bytes", max);
+	ok(len[0] >= 2048 && len[0] < 2048 + 1024,
+	   "a first thread's buffer fits what it needs: %d bytes", len[0]);
+	ok(len[1] >= max, "a thread needing more than half of s_max_used "
+	   "gets s_max_used: %d bytes", len[1]);
+	ok(len[2] < 1024, "one needing much less gets at most twice its "
+	   "need: %d bytes", len[2]);
 }
 
 /* Random depth, random number of blocks, random interleaving. */
@@ -181,6 +217,7 @@ int main(void)
 	test_depths();
 	test_big();
 	test_extra();
+	test_first_buffer();
 	test_random();
 	return tap_done();
 }
