@@ -45,8 +45,8 @@ static inline int ll_wake_local(struct proc *p, struct sched_thread *t,
 	case ST_WAITING:
 		thread_set_state(t, ST_READY);
 		sched_enqueue(&p->p_ready, t);
-		n--;
-		break;
+		if (--n == 0)
+			return 0;
 	}
 	t->t_permits += n;
 	return 0;
