@@ -95,9 +95,11 @@ static __thread struct usched *usched_here
  *	to the assembly that saved the context, rather than jumping from deep
  *	inside fn, keeps calls and returns paired, so the CPU predicts the
  *	returns of the resumed thread.
- * uarch_resume(sp, buf, len): set the stack pointer to sp, copy len bytes
- *	from buf to sp, pop the context uarch_switch pushed at sp and return
- *	0 from that uarch_switch.
+ * uarch_resume(sp, buf, len, fpctl): set the stack pointer to sp, copy
+ *	len bytes from buf to sp, pop the context uarch_switch pushed at sp
+ *	and return 0 from that uarch_switch. fpctl is the FP control state in
+ *	force, as uarch_switch saves it, or UARCH_FPCTL_UNKNOWN: loading the
+ *	same state again is skipped, as it is slow.
  * uarch_start(bottom, fn, arg): load the FP control state saved in the
  *	home context (uarch_switch's, at bottom), set the stack pointer to
  *	bottom and call fn(arg), then usched_exit().
@@ -114,8 +116,10 @@ typedef struct uarch_to *ucont_t(void *arg, char *sp);
 #define USCHED_ERR(err) ((struct uarch_to *)(intptr_t)(err))
 
 HIDDEN int uarch_switch(void *arg, ucont_t *fn);
+enum { UARCH_FPCTL_UNKNOWN = -1 };	/* never a saved state */
+
 HIDDEN __attribute__((noreturn))
-void uarch_resume(char *sp, const void *buf, size_t len);
+void uarch_resume(char *sp, const void *buf, size_t len, long fpctl);
 HIDDEN __attribute__((noreturn))
 void uarch_start(char *bottom, void (*fn)(void *), void *arg);
 HIDDEN __attribute__((noreturn)) void usched_exit(void);
@@ -349,7 +353,7 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 	if (s->s_done != NULL)
 		s->s_done(s, u);
 	to = usched_pick(s);
-	uarch_resume(to->t_sp, to->t_buf, to->t_len);
+	uarch_resume(to->t_sp, to->t_buf, to->t_len, UARCH_FPCTL_UNKNOWN);
 }
 
 /* Called by uarch_start when a thread's function returns. */
@@ -487,7 +491,7 @@ void ustack_abort(void)
 /*
  * ======================== x86-64 ========================
  * Context pushed by uarch_switch, from the saved stack pointer up:
- *	+0 MXCSR, +4 x87 control word, +8 r15 r14 r13 r12 rbx rbp,
+ *	+0 MXCSR, +4 x87 control word, +6 zero, +8 r15 r14 r13 r12 rbx rbp,
  *	+56 return address.
  * The stack pointer is 16-byte aligned at +0.
  */
@@ -523,7 +527,7 @@ __asm__(
 	"pushq %r15\n"
 	".cfi_adjust_cfa_offset 8\n"
 	".cfi_rel_offset %r15, 0\n"
-	"subq $8, %rsp\n"
+	"pushq $0\n"
 	".cfi_adjust_cfa_offset 8\n"
 	"stmxcsr (%rsp)\n"
 	"fnstcw 4(%rsp)\n"
@@ -532,6 +536,7 @@ __asm__(
 	"call *%rax\n"
 	"cmpq $-4095, %rax\n"		/* USCHED_ERR(-4095..-1) */
 	"jae 1f\n"
+	"movq (%rsp), %rcx\n"		/* the FP control state in force */
 	"movq 16(%rax), %rdx\n"
 	"movq 8(%rax), %rsi\n"
 	"movq (%rax), %rdi\n"
@@ -562,12 +567,16 @@ __asm__(
 "uarch_resume:\n"
 	"movq %rdi, %rsp\n"
 	"movq %rdi, %rbx\n"
+	"movq %rcx, %r12\n"
 	"testq %rdx, %rdx\n"
 	"jz 1f\n"
 	"call " UARCH_COPY "\n"
 "1:\n"
+	"cmpq (%rbx), %r12\n"
+	"je 2f\n"
 	"ldmxcsr (%rbx)\n"
 	"fldcw 4(%rbx)\n"
+"2:\n"
 	"leaq 8(%rbx), %rsp\n"
 	"popq %r15\n"
 	"popq %r14\n"

@@ -25,33 +25,61 @@ static int sse_rounding(void)
 #endif
 }
 
-static int seen[4][2];
+/* Sets the SSE rounding mode alone where there is one. */
+static void set_sse_rounding(int mode)
+{
+#ifdef __x86_64__
+	static const unsigned bits[] = {
+		[FE_TONEAREST] = _MM_ROUND_NEAREST, [FE_UPWARD] = _MM_ROUND_UP,
+		[FE_DOWNWARD] = _MM_ROUND_DOWN,
+		[FE_TOWARDZERO] = _MM_ROUND_TOWARD_ZERO,
+	};
 
+	_mm_setcsr((_mm_getcsr() & ~_MM_ROUND_MASK) | bits[mode]);
+#else
+	fesetround(mode);
+#endif
+}
+
+enum { THREADS = 7 };
+static int seen[THREADS][2];
+
+/* mine: index, mode for both units, then a mode for SSE alone or -1. */
 static void rounder(void *arg)
 {
 	int *mine = arg;
+	int sse = mine[2] >= 0 ? mine[2] : mine[1];
 
 	seen[mine[0]][0] = fegetround();
 	fesetround(mine[1]);
+	if (mine[2] >= 0)
+		set_sse_rounding(mine[2]);
 	tsched_yield();
 	tsched_yield();
-	seen[mine[0]][1] = fegetround() == mine[1] &&
-			   sse_rounding() == mine[1];
+	seen[mine[0]][1] = sse_rounding() == sse &&
+#ifdef __x86_64__
+			   fegetround() == mine[1];	/* the x87 unit's */
+#else
+			   1;
+#endif
 }
 
 int main(void)
 {
-	static int args[4][2] = {
-		{ 0, FE_UPWARD }, { 1, FE_DOWNWARD },
-		{ 2, FE_TOWARDZERO }, { 3, FE_UPWARD },
+	/* Runs of threads with the same state switch without reloading it. */
+	static int args[THREADS][3] = {
+		{ 0, FE_UPWARD, -1 }, { 1, FE_DOWNWARD, -1 },
+		{ 2, FE_TOWARDZERO, -1 }, { 3, FE_UPWARD, -1 },
+		{ 4, FE_UPWARD, -1 }, { 5, FE_TONEAREST, FE_UPWARD },
+		{ 6, FE_TONEAREST, -1 },
 	};
 	struct tsched ts;
 
 	tsched_init(&ts);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < THREADS; i++)
 		tsched_spawn(&ts, rounder, args[i]);
 	tsched_run(&ts);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < THREADS; i++) {
 		ok(seen[i][0] == FE_TONEAREST,
 		   "thread %d started with the caller's rounding mode", i);
 		ok(seen[i][1], "thread %d kept its own rounding mode", i);
