@@ -101,6 +101,7 @@ static struct ustack *ll_next(struct usched *s)
 	}
 	thread_set_state(t, ST_RUNNING);
 	p->p_stats.ss_switches++;
+	proc_prefetch_next(p);
 	return &t->t_u;
 }
 

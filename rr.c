@@ -75,6 +75,7 @@ static struct ustack *rr_next(struct usched *s)
 	}
 	thread_set_state(t, ST_RUNNING);
 	p->p_stats.ss_switches++;
+	proc_prefetch_next(p);
 	pthread_mutex_unlock(&r->r_lock);
 	return &t->t_u;
 }
