@@ -140,8 +140,9 @@ static struct sched_thread *thread_mem(struct proc *p)
 		}
 		return arena_carve(ps, &here->p_arena, ps->ps_thread_size);
 	}
+	/* Apart from other processors' threads: no false sharing. */
 	pthread_mutex_lock(&ps->ps_lock);
-	t = arena_carve(ps, &ps->ps_arena, ps->ps_thread_size);
+	t = arena_carve(ps, &p->p_foreign, ps->ps_thread_size);
 	pthread_mutex_unlock(&ps->ps_lock);
 	return t;
 }

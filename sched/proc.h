@@ -52,6 +52,7 @@ struct proc {
 	struct sched_stats   p_stats;
 	struct sched_thread *p_free;	/* finished threads, for reuse */
 	struct arena         p_arena;	/* thread structs and small buffers */
+	struct arena         p_foreign;	/* threads spawned from elsewhere */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
 };
 
@@ -66,9 +67,8 @@ struct procs {
 	int                 ps_finished;	/* fini done; only stats left */
 	int                 ps_exiting;	/* fini was called (atomic) */
 	long                ps_live;	/* spawned, not finished (atomic) */
-	pthread_mutex_t     ps_lock;	/* for ps_arena */
+	pthread_mutex_t     ps_lock;	/* for every p_foreign */
 	void               *ps_chunks;	/* every chunk of every arena */
-	struct arena        ps_arena;	/* for spawns from other threads */
 };
 
 static inline struct proc *proc_nth(struct procs *ps, int i)
