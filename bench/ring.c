@@ -4,8 +4,9 @@
  * R cycles of N threads pass a token M rounds: in round i, thread i % N of
  * every cycle sends it to its right neighbour, the others relay what they
  * get from the left, and the round ends when the token is back. Each thread
- * keeps D extra bytes live in its frame; P processors run the threads. A
- * cycle is one scheduling group, so with ll it lives on one processor.
+ * keeps D extra bytes live in its frame; P processors run the threads. The
+ * cycles are split in P runs of neighbours, each one scheduling group, so
+ * with ll a cycle lives on one processor and processors share no data.
  *
  * Token check: a thread counts the tokens handed to it by its left
  * neighbour (only that neighbour writes the count) and, after every wait,
@@ -36,7 +37,7 @@ static const char usage[] =
 struct ring {
 	const struct sched_ops *r_ops;
 	struct ring_args        r_args;
-	void                  **r_thread;	/* N * R, cycle by cycle */
+	void                  **r_thread;	/* by slot(), cycle by cycle */
 	uint32_t               *r_handed;	/* tokens handed to each thread */
 	uint64_t                r_bad;		/* failed token checks */
 	uint64_t                r_errors;	/* failed waits and wakes */
@@ -66,6 +67,24 @@ static int pad_intact(volatile unsigned char *pad, size_t d, uint64_t i)
 }
 
 /*
+ * Where thread t's handle and count are: each group's begin a cache line
+ * after the last group's, so processors do not write to a shared line.
+ */
+enum { GROUP_GAP = 16 };	/* 64 bytes of counts */
+
+static int group_of(uint64_t t)
+{
+	const struct ring_args *a = &ring.r_args;
+
+	return (int)(t / a->n * a->p / a->r);
+}
+
+static uint64_t slot(uint64_t t)
+{
+	return t + (uint64_t)group_of(t) * GROUP_GAP;
+}
+
+/*
  * Tokens handed to thread i, modulo 2^32: fewer than 2^31 are ever
  * pending, so the sign of the difference with what it got says which is
  * ahead, in 4 bytes a thread.
@@ -84,12 +103,12 @@ static void pass(uint64_t i)
 }
 
 /*
- * The M rounds of thread i. Only a few values live across a wait, so the
+ * The M rounds of thread t. Only a few values live across a wait, so the
  * stack saved at each block stays small.
  */
-static __attribute__((noinline)) void member_rounds(uint64_t i)
+static __attribute__((noinline)) void member_rounds(uint64_t t)
 {
-	uint64_t n = ring.r_args.n, j = i % n;
+	uint64_t n = ring.r_args.n, j = t % n, i = slot(t);
 	uint64_t right = i - j + (j + 1) % n;
 	uint64_t turn = j;	/* rounds until this thread sends: no division */
 	uint32_t *mine = &ring.r_handed[i];
@@ -179,8 +198,10 @@ int main(int argc, char **argv)
 	check_memory(prog, (double)a->threads * (200 + a->d));
 
 	t0 = now();
-	ring.r_thread = malloc(a->threads * sizeof(void *));
-	ring.r_handed = calloc(a->threads, sizeof(uint32_t));
+	ring.r_thread = malloc((a->threads + a->p * GROUP_GAP) *
+			       sizeof(void *));
+	ring.r_handed = calloc(a->threads + a->p * GROUP_GAP,
+			       sizeof(uint32_t));
 	if (ring.r_thread == NULL || ring.r_handed == NULL ||
 	    ring.r_ops->so_init(a->p, a->threads)) {
 		fprintf(stderr, "%s: cannot set up %llu threads on %llu "
@@ -189,16 +210,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (uint64_t t = 0; t < a->threads; t++) {
-		ring.r_thread[t] = ring.r_ops->so_spawn(member, (void *)t,
-							(int)(t / a->n));
-		if (ring.r_thread[t] == NULL) {
+		void *h = ring.r_ops->so_spawn(member, (void *)t, group_of(t));
+
+		ring.r_thread[slot(t)] = h;
+		if (h == NULL) {
 			fprintf(stderr, "%s: out of memory at thread %llu\n",
 				prog, (unsigned long long)t);
 			return 1;
 		}
 	}
 	if (getenv("USCHED_RING_FAULT") != NULL)
-		ring.r_ops->so_wake(ring.r_thread[a->threads - 1]);
+		ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)]);
 	if (ring.r_ops->so_start() != 0 || ring.r_ops->so_fini() != 0) {
 		fprintf(stderr, "%s: cannot run the processors\n", prog);
 		return 1;
