@@ -46,7 +46,7 @@ BENCH_BIN   := bench/bin
 BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
 PEERS       := c cpp go rust
 
-.PHONY: all check-build test check-matrix install clean bench report
+.PHONY: all check-build test check-matrix install clean bench report perf
 all: $(O)/libusched.a $(O)/libusched.so
 
 $(OBJ)/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h
@@ -94,6 +94,11 @@ test: bench
 		CFLAGS="$(CFLAGS_$(c)) -Werror" check-build >/dev/null;)
 	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*) \
 		$(wildcard tests/t_*.sh tests/t_*.py)
+
+# Performance and scale figures against their goals; PERF_ARGS=--big adds
+# the 100-million-thread ring.
+perf: bench
+	python3 scripts/perf.py $(PERF_ARGS)
 
 # The comparison report: PROFILE=quick (default) or full.
 report:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TAP tests of scripts/sweep.py and scripts/graph.py (run by prove).
+"""TAP tests of scripts/sweep.py, graph.py and perf.py (run by prove).
 
 Needs hyperfine and matplotlib: without them the checks that use them fail.
 """
@@ -15,6 +15,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEP = os.path.join(ROOT, "scripts", "sweep.py")
 GRAPH = os.path.join(ROOT, "scripts", "graph.py")
+PERF = os.path.join(ROOT, "scripts", "perf.py")
 BINARIES = ("ring", "ring-pthread", "ring-go", "ring-async-std",
             "ring-tokio", "ring-cpp", "ring-cpp-pool", "ring-boost")
 NCPU = len(os.sched_getaffinity(0))
@@ -341,6 +342,7 @@ BAD = [
     (SWEEP, "--only", "NOPE"), (SWEEP, "--only", ""), (SWEEP, "--runs", "0"),
     (SWEEP, "--warmup", "-1"), (SWEEP, "--ns", "1"), (SWEEP, "--rs", "2,x"),
     (SWEEP, "--bogus"), (SWEEP, "extra"), (GRAPH, "--bogus"), (GRAPH, "x"),
+    (PERF, "--runs", "0"), (PERF, "--rs", "2,x"), (PERF, "--rs", "0"),
 ]
 
 
@@ -353,8 +355,54 @@ def test_bad_args():
               f"status {p.returncode}: {p.stderr}")
 
 
+PERF_FAKES = {
+    # usched's ring takes 1 s, and tells -v figures on stderr.
+    "ring": 'case "$*" in *-v*) echo "switches: 1000 (1 ns each)" >&2; '
+            'echo "peak RSS: 1000 KiB, 150.0 bytes per thread" >&2;; esac\n'
+            'case "$*" in *" 1000 1") echo 1.00002;; *) echo 1.0;; esac',
+    "ring-cpp": "echo 0.5",
+    "ring-boost": "echo 2.0",
+    "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
+    "switch": 'echo "   saved B  ns/switch"; shift 2\n'
+              'for d in "$@"; do echo "$((128 + d)) $((10 + d / 100))"; done',
+    "create": "echo 20.0",
+}
+
+
+def test_perf(tmp):
+    """perf.py's ratios and verdicts, from fake programs with known times."""
+    for name, body in PERF_FAKES.items():
+        fake_bin(tmp, name, body)
+    p = run(PERF, "--bin", tmp, "--runs", "2", "--rs", "2,100,10000")
+    out = p.stdout
+    check(p.returncode == 0, "perf.py runs on programs that work",
+          p.stderr)
+    check("10.00 ns a switch   goal <= 12: met" in out,
+          "the switch figure and its verdict", out)
+    check(out.count("0.50x MISSED") == 3 and out.count("2.00x met") == 3,
+          "ring: 1 s against 0.5 s is 0.50x, against 2 s 2.00x, per R", out)
+    check(out.count("failed: ring-go: out of memory") == 3,
+          "a failing peer is reported with its message", out)
+    check("-> 0.50 met" in out and "-> 1.00 MISSED" in out,
+          "N=2 and P=2 ratios", out)
+    check("150.0 bytes a thread met" in out and "20.0 ns   met" in out,
+          "memory and create figures", out)
+    # D=1000: 20 us more over 1000 switches for 1000 B; switch: 10 ns more
+    # for 1000 B.
+    check("D=1000  ring 20.5 ns/KiB, switch 10.2 ns/KiB -> 2.00x" in out,
+          "the cost of D against the switch benchmark's slope", out)
+    check(len(calls(os.path.join(tmp, "ring-cpp"))) == 3 * 2 + 3 * 2,
+          "every comparison runs --runs rounds",
+          calls(os.path.join(tmp, "ring-cpp")))
+    fake_bin(tmp, "switch", "exit 1")
+    p = run(PERF, "--bin", tmp, "--runs", "1", "--rs", "2")
+    check(p.returncode == 1 and "a usched benchmark failed" in p.stderr,
+          "a failing usched benchmark: exit 1", p.stderr)
+
+
 def main():
-    for test in (test_graph, test_dry_run, test_sweep, test_interrupt):
+    for test in (test_graph, test_dry_run, test_sweep, test_interrupt,
+                 test_perf):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
                 test(tmp)

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Print the performance and scale figures of usched against its goals.
+
+Every figure is measured in this one run, peers side by side with usched:
+each round runs every program of a comparison once, in turn, and a
+program's figure is its best round (--runs rounds), so that a noisy moment
+of a shared machine does not favour one side. Goals are printed beside the
+figures, with "met" or "MISSED"; the exit status says only whether the
+programs ran (a benchmark is not a test).
+
+    python3 scripts/perf.py            # about 3 minutes on 2 cores
+    python3 scripts/perf.py --big      # also 100 million threads: +1 min
+
+Needs the programs of `make bench` in bench/bin; a peer that is missing or
+fails (some cannot hold a million threads) is reported as such.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "bench", "bin")
+MESSAGES = 8000000  # as the full report sweep: M = MESSAGES // N // R + 100
+
+
+class Failed(Exception):
+    pass
+
+
+def run(args):
+    """Runs BIN/args[0] with args[1:]; returns (stdout, stderr)."""
+    path = os.path.join(BIN, args[0])
+    if not os.path.exists(path):
+        raise Failed("not built")
+    p = subprocess.run([path] + [str(a) for a in args[1:]],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        lines = (p.stderr.strip() or "exit %d" % p.returncode).splitlines()
+        raise Failed(lines[-1][:60])
+    return p.stdout, p.stderr
+
+
+def best(cmds, runs):
+    """Each command's smallest last number on stdout, or its failure."""
+    out = [None] * len(cmds)
+    for _ in range(runs):
+        for i, cmd in enumerate(cmds):
+            if isinstance(out[i], Failed):
+                continue
+            try:
+                t = float(run(cmd)[0].split()[-1])
+            except Failed as e:
+                out[i] = e
+                continue
+            out[i] = t if out[i] is None else min(out[i], t)
+    return out
+
+
+def verdict(value, goal, at_least):
+    if value is None:
+        return "n/a"
+    return "met" if (value >= goal if at_least else value <= goal) else "MISSED"
+
+
+def ratio(a, b):
+    if isinstance(a, float) and isinstance(b, float) and a > 0:
+        return b / a  # seconds: b / a is how many times faster a is
+    return None
+
+
+def show(x, fmt="%.2f"):
+    if isinstance(x, Failed):
+        return "failed: %s" % x
+    return "-" if x is None else fmt % x
+
+
+def rounds(n, r):
+    return MESSAGES // n // r + 100
+
+
+def mmsgs(n, r, secs):
+    if not isinstance(secs, float):
+        return secs
+    return n * r * rounds(n, r) / secs / 1e6
+
+
+def section(title):
+    print("\n## " + title + "\n")
+
+
+def switch(args):
+    section("Switch: bench/bin/switch -n 5000000 0")
+    ns = best([["switch", "-n", 5000000, 0]], args.runs)[0]
+    saved = run(["switch", "-n", 1000, 0])[0].split()[-2]
+    print("%s bytes saved: %s ns a switch   goal <= 12: %s" % (
+        saved, show(ns), verdict(ns if isinstance(ns, float) else None,
+                                 12, False)))
+
+
+def ring_n8(args):
+    section("Ring N=8, P=1: millions of messages/s (best of %d), usched ll "
+            "against C++20 (goal 0.8x), Boost.Context (1.5x), Go (10x)"
+            % args.runs)
+    peers = (("C++20", "ring-cpp", 0.8), ("Boost", "ring-boost", 1.5),
+             ("Go", "ring-go", 10.0))
+    print("%9s %8s %10s" % ("R", "M", "usched ll")
+          + "".join(" %22s" % p[0] for p in peers))
+    for r in args.rs:
+        m = rounds(8, r)
+        cmds = [["ring", "--sched", "ll", 8, r, m, 0, 1]]
+        cmds += [[p[1], 8, r, m, 0, 1] for p in peers]
+        if r > 100000 and not args.all_peers:
+            cmds[2:] = []  # 16 KiB fibers, 2 KiB goroutines: tens of GB
+        t = best(cmds, args.runs if r <= 10000 else 1)
+        line = "%9d %8d %10s" % (r, m, show(mmsgs(8, r, t[0]), "%.1f"))
+        for i, p in enumerate(peers):
+            if i + 1 >= len(t):
+                line += " %22s" % "skipped (memory)"
+                continue
+            x = ratio(t[0], t[i + 1])
+            line += " %22s" % ("%s = %.2fx %s" % (
+                show(mmsgs(8, r, t[i + 1]), "%.1f"), x,
+                verdict(x, p[2], True)) if x else show(t[i + 1]))
+        print(line)
+
+
+def ring_n2(args):
+    section("Ring N=2, P=1: usched ll against C++20 (goal 0.35x)")
+    for r in args.rs[:3]:
+        m = rounds(2, r)
+        t = best([["ring", "--sched", "ll", 2, r, m, 0, 1],
+                  ["ring-cpp", 2, r, m, 0, 1]], args.runs)
+        x = ratio(t[0], t[1])
+        print("R=%-6d M=%-6d ll %s  C++20 %s  -> %s %s" % (
+            r, m, show(mmsgs(2, r, t[0]), "%.1f"),
+            show(mmsgs(2, r, t[1]), "%.1f"), show(x), verdict(x, 0.35, True)))
+
+
+def ring_p2(args):
+    section("Ring N=8, usched ll, P=2 against P=1 (goal 1.7x)")
+    for r in args.rs[:3]:
+        m = rounds(8, r)
+        t = best([["ring", "--sched", "ll", 8, r, m, 0, 1],
+                  ["ring", "--sched", "ll", 8, r, m, 0, 2]], args.runs)
+        x = ratio(t[1], t[0])
+        print("R=%-6d P=1 %s  P=2 %s  -> %s %s" % (
+            r, show(mmsgs(8, r, t[0]), "%.1f"),
+            show(mmsgs(8, r, t[1]), "%.1f"), show(x), verdict(x, 1.7, True)))
+
+
+def ring_switches(n, r, m, d):
+    err = run(["ring", "--sched", "ll", "-v", n, r, m, d, 1])[1]
+    return int(re.search(r"switches: (\d+)", err).group(1))
+
+
+def extra_bytes(args):
+    section("Extra stack D: ns per extra KiB per switch, ring (ll, N=8, "
+            "R=100) against the switch benchmark (goal: no more)")
+    sw = run(["switch", "-n", 1000000, 0, 1000, 10000])[0].splitlines()[1:]
+    saved = [(int(a), float(b)) for a, b in (x.split() for x in sw)]
+    n, r = 8, 100
+    m = rounds(n, r)
+    t = best([["ring", "--sched", "ll", n, r, m, d, 1]
+              for d in (0, 1000, 10000)], args.runs)
+    if not all(isinstance(x, float) for x in t):
+        print("ring failed:", [show(x) for x in t])
+        return
+    switches = ring_switches(n, r, m, 0)
+    for i, d in ((1, 1000), (2, 10000)):
+        kib = (saved[i][0] - saved[0][0]) / 1024
+        slope = (saved[i][1] - saved[0][1]) / kib
+        ring_ns = (t[i] - t[0]) * 1e9 / switches / (d / 1024)
+        print("D=%-5d ring %.1f ns/KiB, switch %.1f ns/KiB -> %s the "
+              "copying" % (d, ring_ns, slope, "%.2fx" % (ring_ns / slope)
+                           if slope > 0 else "n/a"))
+
+
+def create(args):
+    section("Create, run and destroy (goal <= 50 ns a thread)")
+    t = best([["create", "--sched", s, 1000000] for s in ("ll", "rr")],
+             args.runs)
+    for s, x in zip(("ll", "rr"), t):
+        print("%s: %s ns   %s" % (s, show(x, "%.1f"), verdict(
+            x if isinstance(x, float) else None, 50, False)))
+
+
+def memory(args):
+    section("Memory: all threads blocked at once (goal <= 200 bytes a "
+            "thread at D=0)")
+    cmd = ["ring", "--sched", "rr", "-v", 2, 500000, 3, 0, 1]
+    if args.big:
+        cmd[5] = 50000000
+    try:
+        out, err = run(cmd)
+    except Failed as e:
+        print(" ".join(map(str, cmd)), "failed:", e)
+        return
+    b = float(re.search(r"([\d.]+) bytes per thread", err).group(1))
+    rss = re.search(r"peak RSS: (\d+) KiB", err).group(1)
+    print("%s: %d threads, %s s, peak RSS %.1f GiB, %.1f bytes a thread "
+          "%s" % (" ".join(map(str, cmd)), 2 * cmd[5], out.split()[-1],
+                  int(rss) / 2**20, b, verdict(b, 200, False)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3,
+                    help="rounds of each comparison (default 3)")
+    ap.add_argument("--rs", default="2,100,10000,1000000",
+                    help="R values of the N=8 ring (the first three for "
+                    "the others)")
+    ap.add_argument("--all-peers", action="store_true",
+                    help="run Boost and Go for R > 100000 too")
+    ap.add_argument("--big", action="store_true",
+                    help="the memory figure with 100 million threads")
+    ap.add_argument("--bin", default=BIN,
+                    help="where the programs are (default bench/bin)")
+    args = ap.parse_args()
+    try:
+        args.rs = [int(x) for x in args.rs.split(",")]
+        if not args.rs or min(args.rs) < 1 or args.runs < 1:
+            raise ValueError
+    except ValueError:
+        ap.error("--rs wants R values >= 1, --runs a count >= 1")
+    globals()["BIN"] = args.bin
+    try:
+        for part in (switch, ring_n8, ring_n2, ring_p2, extra_bytes,
+                     create, memory):
+            part(args)
+    except Failed as e:
+        print("perf: a usched benchmark failed: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
