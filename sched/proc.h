@@ -164,10 +164,9 @@ static inline struct sched_thread *sched_dequeue(struct sched_queue *q)
 static inline void proc_prefetch_next(struct proc *p)
 {
 	struct sched_thread *n = p->p_ready.q_head;
+	const char *buf;
 
-	if (n != NULL) {
-		const char *buf = n->t_u.u_stack;
-
+	if (n != NULL && (buf = n->t_u.u_stack) != NULL) {
 		__builtin_prefetch(buf);
 		__builtin_prefetch(buf + 64);
 	}
