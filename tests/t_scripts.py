@@ -389,7 +389,8 @@ def test_perf(tmp):
           "memory and create figures", out)
     # D=1000: 20 us more over 1000 switches for 1000 B; switch: 10 ns more
     # for 1000 B.
-    check("D=1000  ring 20.5 ns/KiB, switch 10.2 ns/KiB -> 2.00x" in out,
+    check("R=100 D=1000  ring 20.5 ns/KiB, switch 10.2 ns/KiB -> 2.00x"
+          in out,
           "the cost of D against the switch benchmark's slope", out)
     check(len(calls(os.path.join(tmp, "ring-cpp"))) == 3 * 2 + 3 * 2,
           "every comparison runs --runs rounds",
