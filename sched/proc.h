@@ -159,17 +159,22 @@ static inline struct sched_thread *sched_dequeue(struct sched_queue *q)
 
 /*
  * With many threads, the next one's stack is rarely in the cache: start
- * loading it while the one just picked runs.
+ * loading it (up to 4 KiB) while the one just picked runs. A queued thread
+ * with a buffer has blocked, so its u_used is set. always_inline: gcc
+ * drops calls to a function whose only effect is a prefetch.
  */
-static inline void proc_prefetch_next(struct proc *p)
+static inline __attribute__((always_inline))
+void proc_prefetch_next(struct proc *p)
 {
 	struct sched_thread *n = p->p_ready.q_head;
 	const char *buf;
+	int len;
 
-	if (n != NULL && (buf = n->t_u.u_stack) != NULL) {
-		__builtin_prefetch(buf);
-		__builtin_prefetch(buf + 64);
-	}
+	if (n == NULL || (buf = n->t_u.u_stack) == NULL)
+		return;
+	len = n->t_u.u_used < 4096 ? n->t_u.u_used : 4096;
+	for (int off = 0; off < len; off += 64)
+		__builtin_prefetch(buf + off);
 }
 
 /*
