@@ -410,14 +410,15 @@ static SWITCHING struct uarch_to *usched_suspend(void *arg, char *sp)
 		if (err != 0)
 			return USCHED_ERR(err);
 	}
-	stack_copy(u->u_stack, sp, used);
-	san_save(u, sp, used);
+	/* Bookkeeping first: across the copy only s stays live. */
 	u->u_used = used;
 	if (unlikely(used > s->s_max_used))
 		s->s_max_used = used;
 	u->u_state = US_BLOCKED;
 	s->s_self = NULL;
 	s->s_blocked = u;
+	stack_copy(u->u_stack, sp, used);
+	san_save(u, sp, used);
 	return usched_pick(s);
 }
 
