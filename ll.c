@@ -81,6 +81,23 @@ static int ll_has_work(struct proc *p)
 	       __atomic_load_n(&l->l_inbox, __ATOMIC_SEQ_CST) != NULL;
 }
 
+/* ll_next when there are remote wakes or nothing to run: drain, idle. */
+static __attribute__((noinline)) struct sched_thread *ll_next_slow(
+	struct ll_proc *l)
+{
+	struct proc *p = &l->l_p;
+	struct sched_thread *t;
+
+	for (;;) {
+		if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) != NULL)
+			ll_drain(l);
+		t = sched_dequeue(&p->p_ready);
+		if (t != NULL || procs_over(p->p_procs))
+			return t;
+		proc_idle(p, ll_has_work);
+	}
+}
+
 static struct ustack *ll_next(struct usched *s)
 {
 	struct ll_proc *l = (struct ll_proc *)s;
@@ -89,16 +106,11 @@ static struct ustack *ll_next(struct usched *s)
 
 	if (t != NULL)
 		thread_set_state(t, ST_WAITING);
-	for (;;) {
-		if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) != NULL)
-			ll_drain(l);
+	t = NULL;
+	if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) == NULL)
 		t = sched_dequeue(&p->p_ready);
-		if (t != NULL)
-			break;
-		if (procs_over(p->p_procs))
-			return NULL;
-		proc_idle(p, ll_has_work);
-	}
+	if (t == NULL && (t = ll_next_slow(l)) == NULL)
+		return NULL;
 	thread_set_state(t, ST_RUNNING);
 	p->p_stats.ss_switches++;
 	proc_prefetch_next(p);

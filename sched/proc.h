@@ -172,9 +172,15 @@ void proc_prefetch_next(struct proc *p)
 
 	if (n == NULL || (buf = n->t_u.u_stack) == NULL)
 		return;
-	len = n->t_u.u_used < 4096 ? n->t_u.u_used : 4096;
-	for (int off = 0; off < len; off += 64)
-		__builtin_prefetch(buf + off);
+	__builtin_prefetch(buf);
+	__builtin_prefetch(buf + 64);
+	len = n->t_u.u_used;
+	if (__builtin_expect(len > 128, 0)) {
+		if (len > 4096)
+			len = 4096;
+		for (int off = 128; off < len; off += 64)
+			__builtin_prefetch(buf + off);
+	}
 }
 
 /*
