@@ -36,6 +36,8 @@ static const char usage[] =
 
 struct ring {
 	const struct sched_ops *r_ops;
+	int                   (*r_wait)(void);	/* r_ops's, one load away */
+	int                   (*r_wake)(void *);
 	struct ring_args        r_args;
 	void                  **r_thread;	/* by slot(), cycle by cycle */
 	uint32_t               *r_handed;	/* tokens handed to each thread */
@@ -95,10 +97,10 @@ static uint32_t handed(uint64_t i)
 }
 
 /* Hands the token to thread i: only its left neighbour calls this. */
-static void pass(uint64_t i)
+static inline __attribute__((always_inline)) void pass(uint64_t i)
 {
 	__atomic_store_n(&ring.r_handed[i], handed(i) + 1, __ATOMIC_RELAXED);
-	if (ring.r_ops->so_wake(ring.r_thread[i]) != 0)
+	if (ring.r_wake(ring.r_thread[i]) != 0)
 		count_error(&ring.r_errors);
 }
 
@@ -118,7 +120,7 @@ static __attribute__((noinline)) void member_rounds(uint64_t t)
 		if (turn == 0)
 			pass(right);
 		turn = turn == 0 ? ring.r_args.n - 1 : turn - 1;
-		if (ring.r_ops->so_wait() != 0)
+		if (ring.r_wait() != 0)
 			count_error(&ring.r_errors);
 		if ((int32_t)(__atomic_load_n(mine, __ATOMIC_RELAXED) -
 			      (uint32_t)(got + 1)) < 0)
@@ -187,6 +189,8 @@ int main(int argc, char **argv)
 	double t0, secs;
 
 	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops, &verbose);
+	ring.r_wait = ring.r_ops->so_wait;
+	ring.r_wake = ring.r_ops->so_wake;
 	argv[i - 1] = argv[0];
 	ring_args_parse(a, argc - i + 1, argv + i - 1, 0);
 	if (a->d > USCHED_STACK_MAX_DEFAULT / 2)
