@@ -159,8 +159,13 @@ def ring_switches(n, r, m, d):
 def extra_bytes(args):
     section("Extra stack D: ns per extra KiB per switch, ring (ll, N=8) "
             "against the switch benchmark (goal: no more)")
-    sw = run(["switch", "-n", 1000000, 0, 1000, 10000])[0].splitlines()[1:]
-    saved = [(int(a), float(b)) for a, b in (x.split() for x in sw)]
+    saved = None
+    for _ in range(args.runs):  # the best of each size
+        sw = run(["switch", "-n", 1000000, 0, 1000, 10000])[0]
+        now = [(int(a), float(b)) for a, b in
+               (x.split() for x in sw.splitlines()[1:])]
+        saved = now if saved is None else [
+            (a, min(b, c)) for (a, b), (_, c) in zip(saved, now)]
     n = 8
     for r in (2, 100):
         m = rounds(n, r)
