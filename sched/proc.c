@@ -17,7 +17,8 @@
 
 enum {
 	SPIN_ROUNDS = 200,		/* polls before sleeping */
-	CHUNK_SIZE  = 1 << 20		/* arenas grow by this much */
+	CHUNK_SIZE  = 1 << 20,		/* arenas grow by this much */
+	POPULATE_AFTER = 8		/* chunks faulted in page by page */
 };
 
 __thread struct proc *proc_current;
@@ -63,19 +64,23 @@ static inline void cpu_relax(void)
  * thread finds ST_DONE, not freed memory.
  */
 /*
- * An arena fills its chunk: fault its pages in with one call rather than
- * one page fault each (a hint; kernels before 5.14 refuse it).
+ * Once there are many threads, an arena fills its chunks: fault a chunk's
+ * pages in with one call rather than one page fault each (a hint; kernels
+ * before 5.14 refuse it). The first chunks are left alone, as a program
+ * with few threads would pay for pages it never touches.
  */
-static void chunk_populate(void *c)
+static void chunk_populate(struct procs *ps, void *c)
 {
 #ifdef MADV_POPULATE_WRITE
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t from = ((uintptr_t)c + page - 1) & ~(page - 1);
 	uintptr_t to = ((uintptr_t)c + CHUNK_SIZE) & ~(page - 1);
 
-	if (to > from)
+	if (__atomic_add_fetch(&ps->ps_nr_chunks, 1, __ATOMIC_RELAXED) >
+	    POPULATE_AFTER)
 		madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 #else
+	(void)ps;
 	(void)c;
 #endif
 }
@@ -90,7 +95,7 @@ static void *arena_carve(struct procs *ps, struct arena *a, size_t size)
 
 		if (c == NULL)
 			return NULL;
-		chunk_populate(c);
+		chunk_populate(ps, c);
 		*c = __atomic_load_n(&ps->ps_chunks, __ATOMIC_RELAXED);
 		while (!__atomic_compare_exchange_n(&ps->ps_chunks, c, c, 1,
 						    __ATOMIC_RELEASE,

@@ -69,6 +69,7 @@ struct procs {
 	long                ps_live;	/* spawned, not finished (atomic) */
 	pthread_mutex_t     ps_lock;	/* for every p_foreign */
 	void               *ps_chunks;	/* every chunk of every arena */
+	long                ps_nr_chunks;	/* how many (atomic) */
 };
 
 static inline struct proc *proc_nth(struct procs *ps, int i)
