@@ -165,6 +165,8 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
+	t->l_inbox = NULL;
+	__atomic_store_n(&t->l_remote, 0, __ATOMIC_RELAXED);
 	if (proc_here() == &l->l_p)
 		ll_wake_local(&l->l_p, &t->l_t, 1);
 	else

@@ -190,8 +190,6 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset((char *)t + sizeof *t, 0,
-	       p->p_procs->ps_thread_size - sizeof *t);
 	ustack_init(&t->t_u, &p->p_sched, f, arg, NULL, 0);
 	t->t_next = NULL;
 	t->t_permits = 0;

@@ -132,7 +132,10 @@ int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
  * errno EINVAL if the processors are not set up, or finished.
  */
 struct proc *procs_pick(struct procs *ps, unsigned long n);
-/* A thread struct for f(arg) on p, in state ST_WAITING; NULL if no memory. */
+/*
+ * A thread struct for f(arg) on p, in state ST_WAITING; NULL if no memory.
+ * The scheduler sets up what follows the struct sched_thread.
+ */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);
 static inline void sched_enqueue(struct sched_queue *q,
