@@ -152,13 +152,15 @@ def ring_p2(args):
 
 
 def ring_switches(n, r, m, d):
+    """Switches of one ring run, and the most stack a thread saved."""
     err = run(["ring", "--sched", "ll", "-v", n, r, m, d, 1])[1]
-    return int(re.search(r"switches: (\d+)", err).group(1))
+    return (int(re.search(r"switches: (\d+)", err).group(1)),
+            int(re.search(r"max stack (\d+) B", err).group(1)))
 
 
 def extra_bytes(args):
-    section("Extra stack D: ns per extra KiB per switch, ring (ll, N=8) "
-            "against the switch benchmark (goal: no more)")
+    section("Extra stack D: ns per extra KiB saved per switch, ring (ll, "
+            "N=8) against the switch benchmark (goal: no more)")
     saved = None
     for _ in range(args.runs):  # the best of each size
         sw = run(["switch", "-n", 1000000, 0, 1000, 10000])[0]
@@ -174,11 +176,12 @@ def extra_bytes(args):
         if not all(isinstance(x, float) for x in t):
             print("R=%d: ring failed:" % r, [show(x) for x in t])
             continue
-        switches = ring_switches(n, r, m, 0)
+        switches, base = ring_switches(n, r, m, 0)
         for i, d in ((1, 1000), (2, 10000)):
             kib = (saved[i][0] - saved[0][0]) / 1024
             slope = (saved[i][1] - saved[0][1]) / kib
-            ring_ns = (t[i] - t[0]) * 1e9 / switches / (d / 1024)
+            ring_kib = (ring_switches(n, r, 2, d)[1] - base) / 1024
+            ring_ns = (t[i] - t[0]) * 1e9 / switches / ring_kib
             print("R=%-3d D=%-5d ring %.1f ns/KiB, switch %.1f ns/KiB -> %s "
                   "the copying" % (r, d, ring_ns, slope, "%.2fx" % (
                       ring_ns / slope) if slope > 0 else "n/a"))

@@ -358,6 +358,7 @@ def test_bad_args():
 PERF_FAKES = {
     # usched's ring takes 1 s, and tells -v figures on stderr.
     "ring": 'case "$*" in *-v*) echo "switches: 1000 (1 ns each)" >&2; '
+            'echo "processor 0: max stack $((112 + $7)) B" >&2; '
             'echo "peak RSS: 1000 KiB, 150.0 bytes per thread" >&2;; esac\n'
             'case "$*" in *" 1000 1") echo 1.00002;; *) echo 1.0;; esac',
     "ring-cpp": "echo 0.5",
