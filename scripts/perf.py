@@ -8,7 +8,7 @@ of a shared machine does not favour one side. Goals are printed beside the
 figures, with "met" or "MISSED"; the exit status says only whether the
 programs ran (a benchmark is not a test).
 
-    python3 scripts/perf.py            # about two minutes on 2 cores
+    python3 scripts/perf.py            # about a minute on 2 cores
     python3 scripts/perf.py --big      # also 100 million threads: +1 min
 
 Needs the programs of `make bench` in bench/bin; a peer that is missing or
