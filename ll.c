@@ -104,8 +104,13 @@ static struct ustack *ll_next(struct usched *s)
 	struct proc *p = &l->l_p;
 	struct sched_thread *t = (struct sched_thread *)usched_blocked(s);
 
-	if (t != NULL)
+	if (t != NULL) {	/* it waits, unless woken during its block */
 		thread_set_state(t, ST_WAITING);
+		if (__builtin_expect(t->t_permits > 0, 0)) {
+			t->t_permits--;
+			ll_wake_local(p, t, 1);
+		}
+	}
 	t = NULL;
 	if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) == NULL)
 		t = sched_dequeue(&p->p_ready);

@@ -1,0 +1,101 @@
+/*
+ * A wake that comes while a waiting thread's stack is being saved is not
+ * lost. rr and ll mark a thread waiting only in s_next, once its stack is
+ * saved (usched_blocked); a thread woken before that runs again.
+ *
+ * The wake is made from inside malloc, which a thread's first block calls
+ * (for its processor's arena) while the dispatcher saves its stack: this
+ * program's malloc forwards to glibc's and, when armed, first wakes the
+ * thread. Where another malloc is the one called (sanitizers, valgrind),
+ * there is nothing to test.
+ */
+#define _GNU_SOURCE
+#include "tap.h"
+#include "../sched/sched.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+enum { CHUNK = 1 << 20 };	/* an arena chunk: sched/proc.c */
+
+static const struct sched_ops *ops;
+static void *volatile armed;	/* the thread to wake in malloc */
+static volatile int probing, probed, woke, waited, wait_rc;
+
+#ifndef SANITIZED
+extern void *__libc_malloc(size_t size);
+
+void *malloc(size_t size)
+{
+	void *t = armed;
+
+	if (probing)
+		probed = 1;
+	if (t != NULL && size >= CHUNK) {
+		armed = NULL;
+		woke = ops->so_wake(t) == 0;
+	}
+	return __libc_malloc(size);
+}
+#endif
+
+static void sleeper(void *arg)
+{
+	(void)arg;
+	armed = ops->so_self();
+	wait_rc = ops->so_wait();
+	waited = 1;
+}
+
+static void hung(int sig)
+{
+	static const char msg[] = "not ok - the woken thread never ran again\n";
+
+	(void)sig;
+	if (write(1, msg, sizeof msg - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static void wake_during_block(const char *name)
+{
+	ops = sched_find(name);
+	woke = waited = 0;
+	wait_rc = 1;
+	require(ops != NULL && ops->so_init(1, 1) == 0);
+	require(ops->so_spawn(sleeper, NULL, 0) != NULL);
+	alarm(10);
+	require(ops->so_start() == 0 && ops->so_fini() == 0);
+	alarm(0);
+	ok(woke && waited && wait_rc == 0, "%s: woken while its stack was "
+	   "being saved, the thread ran on (wake %d, wait %d)", name, woke,
+	   wait_rc);
+}
+
+int main(void)
+{
+	void *volatile p;
+
+	probing = 1;
+	p = malloc(16);
+	probing = 0;
+	free(p);
+	if (!probed) {
+		puts("1..0 # SKIP another malloc than this program's is called");
+		return 0;
+	}
+	signal(SIGALRM, hung);
+	wake_during_block("rr");
+	wake_during_block("ll");
+	return tap_done();
+}
