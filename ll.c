@@ -9,7 +9,8 @@
  * inbox with one exchange before picking the next thread, and turns each
  * thread's l_remote into wakes. A thread is thus in an inbox at most once,
  * however often it is woken. A waiting thread is marked ST_WAITING by
- * ll_next once its stack is saved, before the inbox is read.
+ * ll_next once its stack is saved, before the inbox is read; one woken
+ * during its block is queued again at once.
  */
 #include "ll.h"
 #include "sched/proc.h"
