@@ -87,14 +87,15 @@ static __thread struct usched *usched_here
 /*
  * The architecture-specific primitives, in assembly at the end of this file.
  *
- * uarch_switch(arg, fn): push the callee-saved registers and the FP control
- *	state, then call fn(arg, sp) with sp the resulting stack pointer. If
- *	fn returns an error (USCHED_ERR(-errno)), pop them and return it.
- *	Otherwise fn returned a pointer to a struct uarch_to (s_to_sp of a
- *	dispatcher): switch there as uarch_resume does. Returning the target
- *	to the assembly that saved the context, rather than jumping from deep
- *	inside fn, keeps calls and returns paired, so the CPU predicts the
- *	returns of the resumed thread.
+ * uarch_switch(arg, fn, bottom): push the callee-saved registers and the
+ *	FP control state, then call fn(arg, sp) with sp the resulting stack
+ *	pointer. fn returns, in two registers, a struct uarch_to: an error
+ *	(t_len < 0: pop them and return t_len), or the copy of the stack to
+ *	switch to, which goes below bottom (NULL: below sp), as uarch_resume
+ *	does. Returning the target to the assembly that saved the context,
+ *	rather than jumping from deep inside fn, keeps calls and returns
+ *	paired, so the CPU predicts the returns of the resumed thread; in
+ *	registers, it is at hand at once.
  * uarch_resume(sp, buf, len, fpctl): set the stack pointer to sp, copy
  *	len bytes from buf to sp, pop the context uarch_switch pushed at sp
  *	and return 0 from that uarch_switch. fpctl is the FP control state in
@@ -105,17 +106,13 @@ static __thread struct usched *usched_here
  *	bottom and call fn(arg), then usched_exit().
  */
 struct uarch_to {
-	char       *t_sp;
-	const void *t_buf;
-	long        t_len;
+	const void *t_buf;	/* the copy to put back, */
+	long        t_len;	/* its size, or -errno */
 };
 
-typedef struct uarch_to *ucont_t(void *arg, char *sp);
+typedef struct uarch_to ucont_t(void *arg, char *sp);
 
-/* An error for uarch_switch to return: the top page holds no uarch_to. */
-#define USCHED_ERR(err) ((struct uarch_to *)(intptr_t)(err))
-
-HIDDEN int uarch_switch(void *arg, ucont_t *fn);
+HIDDEN int uarch_switch(void *arg, ucont_t *fn, char *bottom);
 enum { UARCH_FPCTL_UNKNOWN = -1 };	/* never a saved state */
 
 HIDDEN __attribute__((noreturn))
@@ -124,12 +121,6 @@ HIDDEN __attribute__((noreturn))
 void uarch_start(char *bottom, void (*fn)(void *), void *arg);
 HIDDEN __attribute__((noreturn)) void usched_exit(void);
 
-/* The assembly reads the target of a switch from struct usched. */
-_Static_assert(offsetof(struct usched, s_to_buf) ==
-	       offsetof(struct usched, s_to_sp) + sizeof(void *) &&
-	       offsetof(struct usched, s_to_len) ==
-	       offsetof(struct usched, s_to_sp) + 2 * sizeof(void *),
-	       "s_to_sp, s_to_buf and s_to_len must form a struct uarch_to");
 
 /*
  * ======================== Sanitizers ========================
@@ -277,17 +268,13 @@ static int usched_stack_max(const struct usched *s)
 	return s->s_stack_max > 0 ? s->s_stack_max : USCHED_STACK_MAX_DEFAULT;
 }
 
-static struct uarch_to *usched_to(struct usched *s, char *sp,
-				  const void *buf, long len)
+static inline struct uarch_to usched_to(const void *buf, long len)
 {
-	s->s_to_sp = sp;
-	s->s_to_buf = buf;
-	s->s_to_len = len;
-	return (struct uarch_to *)&s->s_to_sp;
+	return (struct uarch_to){ .t_buf = buf, .t_len = len };
 }
 
 /* s_next returned a thread that is not blocked: start it, or complain. */
-static COLD SWITCHING struct uarch_to *usched_start(struct usched *s, struct ustack *u)
+static COLD SWITCHING struct uarch_to usched_start(struct usched *s, struct ustack *u)
 {
 	if (u->u_state < US_NEW || u->u_state > US_DONE)
 		usched_panic("s_next returned %p, not set up by ustack_init()",
@@ -320,27 +307,27 @@ static COLD SWITCHING struct uarch_to *usched_start(struct usched *s, struct ust
  * Asks s_next for a thread. Starts a new one right here; for a blocked one
  * (or home, when there is none) returns where to switch.
  */
-static inline SWITCHING struct uarch_to *usched_pick(struct usched *s)
+static inline SWITCHING struct uarch_to usched_pick(struct usched *s)
 {
 	struct ustack *u = s->s_next(s);
 
 	s->s_blocked = NULL;
 	if (u == NULL) {
 		san_switch(s, NULL);
-		return usched_to(s, s->s_bottom, NULL, 0);
+		return usched_to(NULL, 0);
 	}
 	if (unlikely(u->u_sched != s || u->u_state != US_BLOCKED))
 		return usched_start(s, u);
 	s->s_self = u;
 	san_switch(s, u);
 	u->u_state = US_RUNNING;
-	return usched_to(s, s->s_bottom - u->u_used, u->u_stack, u->u_used);
+	return usched_to(u->u_stack, u->u_used);
 }
 
 static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 {
 	struct usched *s = u->u_sched;
-	struct uarch_to *to;
+	struct uarch_to to;
 
 	u->u_state = US_DONE;
 	san_finish(s, u);
@@ -353,7 +340,8 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 	if (s->s_done != NULL)
 		s->s_done(s, u);
 	to = usched_pick(s);
-	uarch_resume(to->t_sp, to->t_buf, to->t_len, UARCH_FPCTL_UNKNOWN);
+	uarch_resume(s->s_bottom - to.t_len, to.t_buf, to.t_len,
+		     UARCH_FPCTL_UNKNOWN);
 }
 
 /* Called by uarch_start when a thread's function returns. */
@@ -398,7 +386,7 @@ static COLD int ustack_grow(struct ustack *u, long used)
 }
 
 /* Called by uarch_switch in ustack_block: copy the stack out, pick next. */
-static SWITCHING struct uarch_to *usched_suspend(void *arg, char *sp)
+static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 {
 	struct ustack *u = arg;
 	struct usched *s = u->u_sched;
@@ -408,7 +396,7 @@ static SWITCHING struct uarch_to *usched_suspend(void *arg, char *sp)
 		int err = ustack_grow(u, used);
 
 		if (err != 0)
-			return USCHED_ERR(err);
+			return usched_to(NULL, err);
 	}
 	/* Bookkeeping first: across the copy only s stays live. */
 	u->u_used = used;
@@ -423,7 +411,7 @@ static SWITCHING struct uarch_to *usched_suspend(void *arg, char *sp)
 }
 
 /* Called by uarch_switch in usched_run: the home context is at sp. */
-static SWITCHING struct uarch_to *usched_enter(void *arg, char *sp)
+static SWITCHING struct uarch_to usched_enter(void *arg, char *sp)
 {
 	struct usched *s = arg;
 
@@ -448,7 +436,7 @@ void usched_run(struct usched *s)
 			     "on another native thread", (void *)s);
 	usched_here = s;
 	san_enter(s);
-	uarch_switch(s, &usched_enter);
+	uarch_switch(s, &usched_enter, NULL);
 	usched_here = NULL;
 	__atomic_store_n(&s->s_running, 0, __ATOMIC_RELEASE);
 }
@@ -477,7 +465,7 @@ int ustack_block(void)
 
 	if (u == NULL)
 		usched_panic("ustack_block() called outside a usched thread");
-	return uarch_switch(u, &usched_suspend);
+	return uarch_switch(u, &usched_suspend, u->u_sched->s_bottom);
 }
 
 void ustack_abort(void)
@@ -532,17 +520,21 @@ __asm__(
 	".cfi_adjust_cfa_offset 8\n"
 	"stmxcsr (%rsp)\n"
 	"fnstcw 4(%rsp)\n"
+	"movq %rdx, %rbx\n"		/* the bottom, kept across fn */
+	"testq %rbx, %rbx\n"
+	"cmovzq %rsp, %rbx\n"
 	"movq %rsi, %rax\n"
 	"movq %rsp, %rsi\n"
-	"call *%rax\n"
-	"cmpq $-4095, %rax\n"		/* USCHED_ERR(-4095..-1) */
-	"jae 1f\n"
+	"call *%rax\n"			/* t_buf in rax, t_len in rdx */
+	"testq %rdx, %rdx\n"
+	"js 1f\n"
 	"movq (%rsp), %rcx\n"		/* the FP control state in force */
-	"movq 16(%rax), %rdx\n"
-	"movq 8(%rax), %rsi\n"
-	"movq (%rax), %rdi\n"
+	"movq %rax, %rsi\n"
+	"movq %rbx, %rdi\n"
+	"subq %rdx, %rdi\n"
 	"jmp uarch_resume\n"
 "1:\n"
+	"movl %edx, %eax\n"
 	"addq $8, %rsp\n"
 	".cfi_adjust_cfa_offset -8\n"
 	"popq %r15\n"
@@ -643,16 +635,21 @@ __asm__(
 	"stp d14, d15, [sp, #144]\n"
 	"mrs x9, fpcr\n"
 	"str x9, [sp, #160]\n"
+	"mov x19, x2\n"			/* the bottom, kept across fn */
+	"cbnz x19, 2f\n"
+	"mov x19, sp\n"
+"2:\n"
 	"mov x9, x1\n"
 	"mov x1, sp\n"
-	"blr x9\n"
-	"cmn x0, #4095\n"		/* USCHED_ERR(-4095..-1) */
-	"b.cs 1f\n"
-	"ldr x2, [x0, #16]\n"
-	"ldr x1, [x0, #8]\n"
-	"ldr x0, [x0]\n"
+	"blr x9\n"			/* t_buf in x0, t_len in x1 */
+	"tbnz x1, #63, 1f\n"
+	"mov x2, x1\n"
+	"mov x1, x0\n"
+	"sub x0, x19, x2\n"
 	"b uarch_resume\n"
 "1:\n"
+	"mov x0, x1\n"
+	"ldr x19, [sp, #0]\n"
 	"ldp x29, x30, [sp, #80]\n"
 	"add sp, sp, #176\n"
 	".cfi_def_cfa_offset 0\n"

@@ -46,9 +46,6 @@ struct usched {
 	char            *s_bottom;
 	struct ustack   *s_self;     /* the running thread */
 	struct ustack   *s_blocked;  /* the thread that blocked, in s_next */
-	char            *s_to_sp;    /* the switch being made: the stack */
-	const void      *s_to_buf;   /* pointer to resume at, and the copy */
-	long             s_to_len;   /* to put back below it first */
 	int              s_running;  /* set while usched_run is active */
 	void            *s_san_home; /* sanitizer state of usched_run's caller */
 	void            *s_san_dead; /* sanitizer state of a finished thread */
