@@ -311,7 +311,6 @@ static inline SWITCHING struct uarch_to usched_pick(struct usched *s)
 {
 	struct ustack *u = s->s_next(s);
 
-	s->s_blocked = NULL;
 	if (u == NULL) {
 		san_switch(s, NULL);
 		return usched_to(NULL, 0);
@@ -337,6 +336,7 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 		u->u_len = 0;
 	}
 	s->s_self = NULL;
+	s->s_blocked = NULL;
 	if (s->s_done != NULL)
 		s->s_done(s, u);
 	to = usched_pick(s);

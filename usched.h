@@ -45,7 +45,7 @@ struct usched {
 	 * caller sits right above it, so it is also that context's pointer. */
 	char            *s_bottom;
 	struct ustack   *s_self;     /* the running thread */
-	struct ustack   *s_blocked;  /* the thread that blocked, in s_next */
+	struct ustack   *s_blocked;  /* the thread that blocked, for s_next */
 	int              s_running;  /* set while usched_run is active */
 	void            *s_san_home; /* sanitizer state of usched_run's caller */
 	void            *s_san_dead; /* sanitizer state of a finished thread */
