@@ -235,12 +235,6 @@ static int ll_wake_any(void *t)
 	return ll_wake(t);
 }
 
-static void *ll_self_any(void)
-{
-	return ll_self();
-}
-
-
 const struct sched_ops ll_ops = {
 	.so_name  = "ll",
 	.so_init  = ll_init,
@@ -248,8 +242,8 @@ const struct sched_ops ll_ops = {
 	.so_spawn = ll_spawn,
 	.so_wait  = ll_wait,
 	.so_wake  = ll_wake_any,
-	.so_self  = ll_self_any,
-	.so_done  = ll_done,
+	.so_self  = sched_self_any,
+	.so_done  = ustack_abort,
 	.so_fini  = ll_fini,
 	.so_stats = ll_stats,
 };

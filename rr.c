@@ -200,11 +200,6 @@ static int rr_wake_any(void *t)
 	return rr_wake(t);
 }
 
-static void *rr_self_any(void)
-{
-	return rr_self();
-}
-
 const struct sched_ops rr_ops = {
 	.so_name  = "rr",
 	.so_init  = rr_init,
@@ -212,8 +207,8 @@ const struct sched_ops rr_ops = {
 	.so_spawn = rr_spawn,
 	.so_wait  = rr_wait,
 	.so_wake  = rr_wake_any,
-	.so_self  = rr_self_any,
-	.so_done  = rr_done,
+	.so_self  = sched_self_any,
+	.so_done  = ustack_abort,
 	.so_fini  = rr_fini,
 	.so_stats = rr_stats,
 };

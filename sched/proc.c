@@ -172,6 +172,11 @@ static struct sched_thread *thread_mem(struct proc *p)
 	return t;
 }
 
+void *sched_self_any(void)
+{
+	return sched_self();
+}
+
 struct proc *procs_pick(struct procs *ps, unsigned long n)
 {
 	if (ps->ps_base == NULL || ps->ps_finished) {

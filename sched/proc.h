@@ -111,6 +111,9 @@ static inline struct sched_thread *sched_self(void)
 			 : NULL;
 }
 
+/* so_self of every scheduler's function table. */
+void *sched_self_any(void);
+
 /*
  * Sets up nr processors of size bytes each (a struct proc first) with
  * s_next = next, for threads of thread_size bytes (a struct sched_thread
