@@ -3,6 +3,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double bench_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
 
 static int is_option(const char *arg)
 {

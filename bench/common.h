@@ -1,6 +1,6 @@
 /*
- * What the usched benchmarks share: the options --sched NAME and -v, and
- * plain malloc-backed buffer call-backs for the bare dispatcher.
+ * What the usched benchmarks share: the options --sched NAME and -v, a
+ * clock, and plain malloc-backed buffer call-backs for the bare dispatcher.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -17,6 +17,9 @@
  */
 int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		  int allow_none, const struct sched_ops **ops, int *verbose);
+
+/* Seconds on the monotonic clock, for differences. */
+double bench_seconds(void);
 
 /* s_alloc and s_free for a dispatcher that needs no more than malloc. */
 void *bench_alloc(struct usched *s, int size);

@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 enum { BATCH = 1024 };
 
@@ -94,7 +93,7 @@ static void run_bare(void)
 
 int main(int argc, char **argv)
 {
-	struct timespec t0, t1;
+	double secs;
 	int i = bench_options(argc, argv, usage, "ll", 1, &ops, NULL);
 
 	if (argc - i != 1)
@@ -102,19 +101,18 @@ int main(int argc, char **argv)
 	if (parse_u64(argv[i], &count) != 0 || count == 0)
 		usage_fail(argv[0], usage, "COUNT: not a positive number: '%s'",
 			   argv[i]);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	secs = bench_seconds();
 	if (ops != NULL)
 		run_scheduled();
 	else
 		run_bare();
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = bench_seconds() - secs;
 	if (errors != 0 || ran != count) {
 		fprintf(stderr, "%s: %llu of %llu threads ran, %d errors\n",
 			argv[0], (unsigned long long)ran,
 			(unsigned long long)count, errors);
 		return 1;
 	}
-	printf("%.2f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 +
-			  (t1.tv_nsec - t0.tv_nsec)) / count);
+	printf("%.2f\n", secs * 1e9 / count);
 	return 0;
 }

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
 
 static const char usage[] =
 	"[--sched NAME] [-v] N R M D P\n"
@@ -151,14 +150,6 @@ static void member(void *arg)
 		member_padded((uintptr_t)arg);
 }
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static void print_details(double secs)
 {
 	const struct ring_args *a = &ring.r_args;
@@ -201,7 +192,7 @@ int main(int argc, char **argv)
 	/* struct, stack copy, handle, count: about 200 bytes a thread, plus D */
 	check_memory(prog, (double)a->threads * (200 + a->d));
 
-	t0 = now();
+	t0 = bench_seconds();
 	ring.r_thread = malloc((a->threads + a->p * GROUP_GAP) *
 			       sizeof(void *));
 	ring.r_handed = calloc(a->threads + a->p * GROUP_GAP,
@@ -229,7 +220,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot run the processors\n", prog);
 		return 1;
 	}
-	secs = now() - t0;
+	secs = bench_seconds() - t0;
 	if (ring.r_bad != 0 || ring.r_errors != 0) {
 		fprintf(stderr, "%s: token check failed: %llu times a thread "
 			"was woken without a token or got a wrong count or "

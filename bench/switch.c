@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct pingpong {
 	struct usched  p_s;
@@ -61,21 +60,20 @@ static double ns_per_switch(uint64_t rounds, size_t extra, int *used)
 		.p_rounds = rounds,
 		.p_extra = extra,
 	};
-	struct timespec t0, t1;
+	double secs;
 
 	ustack_init(&p.p_u[0], &p.p_s, pp_thread, &p, NULL, 0);
 	ustack_init(&p.p_u[1], &p.p_s, pp_thread, &p, NULL, 0);
 	p.p_next = &p.p_u[0];
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	secs = bench_seconds();
 	usched_run(&p.p_s);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = bench_seconds() - secs;
 	if (p.p_error) {
 		fprintf(stderr, "switch: a block failed\n");
 		exit(1);
 	}
 	*used = p.p_s.s_max_used;
-	return ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) /
-	       (2.0 * rounds);
+	return secs * 1e9 / (2.0 * rounds);
 }
 
 static const char usage[] =
