@@ -86,19 +86,21 @@ static uint64_t slot(uint64_t t)
 }
 
 /*
- * Tokens handed to thread i, modulo 2^32: fewer than 2^31 are ever
- * pending, so the sign of the difference with what it got says which is
- * ahead, in 4 bytes a thread.
+ * Tokens handed to a thread (its count in r_handed), modulo 2^32: fewer
+ * than 2^31 are ever pending, so the sign of the difference with what it
+ * got says which is ahead, in 4 bytes a thread.
  */
-static uint32_t handed(uint64_t i)
+static uint32_t handed(const uint32_t *count)
 {
-	return __atomic_load_n(&ring.r_handed[i], __ATOMIC_RELAXED);
+	return __atomic_load_n(count, __ATOMIC_RELAXED);
 }
 
 /* Hands the token to thread i: only its left neighbour calls this. */
 static inline __attribute__((always_inline)) void pass(uint64_t i)
 {
-	__atomic_store_n(&ring.r_handed[i], handed(i) + 1, __ATOMIC_RELAXED);
+	uint32_t *count = &ring.r_handed[i];
+
+	__atomic_store_n(count, handed(count) + 1, __ATOMIC_RELAXED);
 	if (ring.r_wake(ring.r_thread[i]) != 0)
 		count_error(&ring.r_errors);
 }
@@ -121,13 +123,12 @@ static __attribute__((noinline)) void member_rounds(uint64_t t)
 		turn = turn == 0 ? ring.r_args.n - 1 : turn - 1;
 		if (ring.r_wait() != 0)
 			count_error(&ring.r_errors);
-		if ((int32_t)(__atomic_load_n(mine, __ATOMIC_RELAXED) -
-			      (uint32_t)(got + 1)) < 0)
+		if ((int32_t)(handed(mine) - (uint32_t)(got + 1)) < 0)
 			count_error(&ring.r_bad);	/* woken, no token */
 		if (turn != ring.r_args.n - 1)	/* it did not send */
 			pass(right);
 	}
-	if (__atomic_load_n(mine, __ATOMIC_RELAXED) != (uint32_t)got)
+	if (handed(mine) != (uint32_t)got)
 		count_error(&ring.r_bad);
 }
 
