@@ -57,50 +57,53 @@ static inline void cpu_relax(void)
 }
 
 /*
+ * A new chunk, on the list fini frees. Once there are many threads, arenas
+ * fill their chunks: the pages of a chunk are then faulted in with one call
+ * rather than one page fault each (a hint; kernels before 5.14 refuse it).
+ * The first chunks are left alone, as a program with few threads would pay
+ * for pages it never touches.
+ */
+static void **chunk_new(struct procs *ps)
+{
+	void **c = malloc(CHUNK_SIZE);
+
+	if (c == NULL)
+		return NULL;
+#ifdef MADV_POPULATE_WRITE
+	if (__atomic_add_fetch(&ps->ps_nr_chunks, 1, __ATOMIC_RELAXED) >
+	    POPULATE_AFTER) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t from = ((uintptr_t)c + page - 1) & ~(page - 1);
+		uintptr_t to = ((uintptr_t)c + CHUNK_SIZE) & ~(page - 1);
+
+		madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+	}
+#endif
+	*c = __atomic_load_n(&ps->ps_chunks, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&ps->ps_chunks, c, c, 1,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	return c;
+}
+
+/*
  * Arenas: thread structs and small stack buffers are carved one after the
  * other from chunks that live until fini, with no per-object header, and
  * are reused through free lists, never returned before fini. So the memory
  * a thread struct was in never becomes anything else: a wake of a finished
  * thread finds ST_DONE, not freed memory.
  */
-/*
- * Once there are many threads, an arena fills its chunks: fault a chunk's
- * pages in with one call rather than one page fault each (a hint; kernels
- * before 5.14 refuse it). The first chunks are left alone, as a program
- * with few threads would pay for pages it never touches.
- */
-static void chunk_populate(struct procs *ps, void *c)
-{
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from = ((uintptr_t)c + page - 1) & ~(page - 1);
-	uintptr_t to = ((uintptr_t)c + CHUNK_SIZE) & ~(page - 1);
-
-	if (__atomic_add_fetch(&ps->ps_nr_chunks, 1, __ATOMIC_RELAXED) >
-	    POPULATE_AFTER)
-		madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-#else
-	(void)ps;
-	(void)c;
-#endif
-}
-
 static void *arena_carve(struct procs *ps, struct arena *a, size_t size)
 {
 	void *mem;
 
 	size = (size + 7) & ~(size_t)7;
 	if (a->a_left < size) {
-		void **c = malloc(CHUNK_SIZE);
+		void **c = chunk_new(ps);
 
 		if (c == NULL)
 			return NULL;
-		chunk_populate(ps, c);
-		*c = __atomic_load_n(&ps->ps_chunks, __ATOMIC_RELAXED);
-		while (!__atomic_compare_exchange_n(&ps->ps_chunks, c, c, 1,
-						    __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED))
-			;
 		a->a_next = (char *)(c + 2);	/* keep 16-byte alignment */
 		a->a_left = CHUNK_SIZE - 2 * sizeof(void *);
 	}
