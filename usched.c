@@ -81,6 +81,8 @@ static __thread struct usched *usched_here
 	__attribute__((tls_model("initial-exec")));
 
 #define HIDDEN      __attribute__((visibility("hidden")))
+/* Called only from the assembly: keep it, even under -flto. */
+#define ASM_CALLED  __attribute__((used))
 #define COLD        __attribute__((noinline, cold))
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -200,7 +202,7 @@ static inline void san_finish(struct usched *s, struct ustack *u)
 #define SAN_EXTRA(used) ((used) / 8)
 
 /* Called by uarch_resume instead of memcpy. */
-HIDDEN SWITCHING void uarch_copy(void *dst, const void *src, size_t n)
+HIDDEN ASM_CALLED SWITCHING void uarch_copy(void *dst, const void *src, size_t n)
 {
 	volatile char *d = dst;
 	const volatile char *from = src;
@@ -345,7 +347,7 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 }
 
 /* Called by uarch_start when a thread's function returns. */
-SWITCHING void usched_exit(void)
+ASM_CALLED SWITCHING void usched_exit(void)
 {
 	usched_finish(usched_here->s_self);
 }

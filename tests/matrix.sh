@@ -1,8 +1,8 @@
 #!/bin/bash
 # make check-matrix: the test suite under every compiler and optimisation
-# level with the stack protector and _FORTIFY_SOURCE, under ASan+UBSan and
-# TSan, under valgrind, and cross-compiled for aarch64 under qemu. One prove
-# run over all of it. A configuration whose tools are missing is skipped
+# level with the stack protector and _FORTIFY_SOURCE, with -flto, under
+# ASan+UBSan and TSan, under valgrind, and cross-compiled for aarch64 under
+# qemu. One prove run over all of it. A configuration whose tools are missing is skipped
 # with one line (CI installs them all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +46,9 @@ for cc in gcc clang; do
 		build "m-$cc-$o" $cc "$f"
 		tests+=(build/"m-$cc-$o"/tests/t_*)
 	done
+	# link-time optimisation inlines across files, into the tests too
+	build "lto-$cc" $cc "-O2 -flto $harden $fortify"
+	tests+=(build/"lto-$cc"/tests/t_*)
 	build "asan-$cc" $cc "-O1 -g -Werror -fsanitize=address,undefined \
 		-fno-omit-frame-pointer -fno-sanitize-recover=all"
 	tests+=(build/"asan-$cc"/tests/t_*)
