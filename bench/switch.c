@@ -1,9 +1,11 @@
 /*
  * switch: nanoseconds per usched switch against the size of the saved
- * stack. Two threads hand control to each other; each keeps `extra` bytes
- * live in its frame, so every switch copies the stack out and back in.
+ * stack. A cycle of threads (two by default) hand control on, each to the
+ * next; each keeps `extra` bytes live in its frame, so every switch copies
+ * the stack out and back in. With many threads the copies come from
+ * farther caches, as in a ring of as many.
  *
- * usage: switch [-n ROUNDS] [EXTRA_BYTES...]
+ * usage: switch [-n ROUNDS] [-t THREADS] [EXTRA_BYTES...]
  */
 #include "../usched.h"
 #include "args.h"
@@ -14,71 +16,97 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct pingpong {
-	struct usched  p_s;
-	struct ustack  p_u[2];
-	struct ustack *p_next;
-	uint64_t       p_rounds;
-	size_t         p_extra;
-	int            p_error;
-	int            p_finished;
+struct cycle {
+	struct usched  c_s;
+	struct ustack *c_u;		/* c_n threads */
+	struct ustack *c_next;
+	uint64_t       c_rounds;
+	size_t         c_extra;
+	int            c_n;
+	int            c_error;
+	int            c_finished;
 };
 
-static struct ustack *pp_next(struct usched *s)
+static struct ustack *cycle_next(struct usched *s)
 {
-	struct pingpong *p = (struct pingpong *)s;
-	struct ustack *u = p->p_next;
+	struct cycle *c = (struct cycle *)s;
+	struct ustack *u = c->c_next;
 
-	p->p_next = NULL;
+	c->c_next = NULL;
 	return u;
 }
 
-static void pp_thread(void *arg)
+/*
+ * Out of line, so that the thread's frame, which every switch copies, keeps
+ * only what its loop needs.
+ */
+static __attribute__((noinline)) struct ustack *cycle_after(struct cycle *c,
+							    struct ustack *u)
 {
-	struct pingpong *p = arg;
-	struct ustack *self = ustack_self();
-	struct ustack *other = &p->p_u[self == &p->p_u[0]];
-	char pad[p->p_extra + 1];
-
-	memset(pad, 0x5a, sizeof pad);
-	for (uint64_t i = 0; i < p->p_rounds; i++) {
-		p->p_next = other;
-		if (ustack_block() != 0)
-			p->p_error = 1;
-	}
-	if (++p->p_finished == 1)	/* the other one has yet to end */
-		p->p_next = other;
-	if (pad[p->p_extra] != 0x5a)
-		p->p_error = 1;
+	return u + 1 < c->c_u + c->c_n ? u + 1 : c->c_u;
 }
 
-static double ns_per_switch(uint64_t rounds, size_t extra, int *used)
+static __attribute__((noinline)) void cycle_end(struct cycle *c,
+						struct ustack *next)
 {
-	struct pingpong p = {
-		.p_s = { .s_next = pp_next, .s_alloc = bench_alloc,
+	if (++c->c_finished < c->c_n)	/* the next one has yet to end */
+		c->c_next = next;
+}
+
+static void cycle_thread(void *arg)
+{
+	struct cycle *c = arg;
+	struct ustack *other = cycle_after(c, ustack_self());
+	char pad[c->c_extra + 1];
+
+	memset(pad, 0x5a, sizeof pad);
+	for (uint64_t i = 0; i < c->c_rounds; i++) {
+		c->c_next = other;
+		if (ustack_block() != 0)
+			c->c_error = 1;
+	}
+	cycle_end(c, other);
+	if (pad[c->c_extra] != 0x5a)
+		c->c_error = 1;
+}
+
+static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
+			    int *used)
+{
+	struct cycle c = {
+		.c_s = { .s_next = cycle_next, .s_alloc = bench_alloc,
 			 .s_free = bench_free },
-		.p_rounds = rounds,
-		.p_extra = extra,
+		.c_u = calloc(threads, sizeof(struct ustack)),
+		.c_rounds = rounds,
+		.c_extra = extra,
+		.c_n = threads,
 	};
 	double secs;
 
-	ustack_init(&p.p_u[0], &p.p_s, pp_thread, &p, NULL, 0);
-	ustack_init(&p.p_u[1], &p.p_s, pp_thread, &p, NULL, 0);
-	p.p_next = &p.p_u[0];
-	secs = bench_seconds();
-	usched_run(&p.p_s);
-	secs = bench_seconds() - secs;
-	if (p.p_error) {
-		fprintf(stderr, "switch: a block failed\n");
+	if (c.c_u == NULL) {
+		fprintf(stderr, "switch: no memory for %d threads\n", threads);
 		exit(1);
 	}
-	*used = p.p_s.s_max_used;
-	return secs * 1e9 / (2.0 * rounds);
+	for (int i = 0; i < threads; i++)
+		ustack_init(&c.c_u[i], &c.c_s, cycle_thread, &c, NULL, 0);
+	c.c_next = &c.c_u[0];
+	secs = bench_seconds();
+	usched_run(&c.c_s);
+	secs = bench_seconds() - secs;
+	if (c.c_error || c.c_finished != threads) {
+		fprintf(stderr, "switch: a block failed, or %d of %d threads "
+			"did not finish\n", threads - c.c_finished, threads);
+		exit(1);
+	}
+	*used = c.c_s.s_max_used;
+	free(c.c_u);
+	return secs * 1e9 / ((double)threads * rounds);
 }
 
 static const char usage[] =
-	"[-n ROUNDS] [EXTRA_BYTES...]\n"
+	"[-n ROUNDS] [-t THREADS] [EXTRA_BYTES...]\n"
 	"  -n ROUNDS    hand-overs per thread and size (default 10000000)\n"
+	"  -t THREADS   threads in the cycle (default 2)\n"
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
@@ -98,14 +126,19 @@ int main(int argc, char **argv)
 					    "4096", "8192" };
 	const char *const *sizes = dflt;
 	int nsizes = sizeof dflt / sizeof dflt[0], i = 1, used;
-	uint64_t rounds = 10000000;
+	uint64_t rounds = 10000000, threads = 2;
 
-	if (argc > 2 && strcmp(argv[1], "-n") == 0) {
-		rounds = parse_arg(argv[0], argv[2], 1ULL << 40);
-		i = 3;
+	for (; i + 1 < argc && (strcmp(argv[i], "-n") == 0 ||
+				strcmp(argv[i], "-t") == 0); i += 2) {
+		if (argv[i][1] == 'n')
+			rounds = parse_arg(argv[0], argv[i + 1], 1ULL << 40);
+		else
+			threads = parse_arg(argv[0], argv[i + 1], 1 << 24);
 	}
 	if (rounds == 0)
 		usage_fail(argv[0], usage, "ROUNDS must be positive");
+	if (threads == 0)
+		usage_fail(argv[0], usage, "THREADS must be positive");
 	if (i < argc) {
 		if (argv[i][0] == '-' && !(argv[i][1] >= '0' && argv[i][1] <= '9'))
 			usage_fail(argv[0], usage, "unknown option '%s'", argv[i]);
@@ -116,7 +149,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < nsizes; k++) {
 		uint64_t extra = parse_arg(argv[0], sizes[k],
 					   USCHED_STACK_MAX_DEFAULT / 2);
-		double ns = ns_per_switch(rounds, extra, &used);
+		double ns = ns_per_switch((int)threads, rounds, extra, &used);
 
 		printf("%10d %10.2f\n", used, ns);
 	}

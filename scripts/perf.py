@@ -158,16 +158,26 @@ def ring_switches(n, r, m, d):
             int(re.search(r"max stack (\d+) B", err).group(1)))
 
 
-def extra_bytes(args):
-    section("Extra stack D: ns per extra KiB saved per switch, ring (ll, "
-            "N=8) against the switch benchmark (goal: no more)")
+def switch_slopes(threads, runs):
+    """ns per extra KiB saved, switch benchmark with D=1000 and 10000."""
     saved = None
-    for _ in range(args.runs):  # the best of each size
-        sw = run(["switch", "-n", 1000000, 0, 1000, 10000])[0]
+    for _ in range(runs):  # the best of each size
+        sw = run(["switch", "-t", threads, "-n", max(1, 2000000 // threads),
+                  0, 1000, 10000])[0]
         now = [(int(a), float(b)) for a, b in
                (x.split() for x in sw.splitlines()[1:])]
         saved = now if saved is None else [
             (a, min(b, c)) for (a, b), (_, c) in zip(saved, now)]
+    return [(saved[i][1] - saved[0][1]) / ((saved[i][0] - saved[0][0]) / 1024)
+            for i in (1, 2)]
+
+
+def extra_bytes(args):
+    section("Extra stack D: ns per extra KiB saved per switch, ring (ll, "
+            "N=8) against the switch benchmark (goal: no more); and against "
+            "a switch cycle of as many threads as the ring, whose copies "
+            "come from the same caches")
+    slope = switch_slopes(2, args.runs)
     n = 8
     for r in (2, 100):
         m = rounds(n, r)
@@ -176,15 +186,18 @@ def extra_bytes(args):
         if not all(isinstance(x, float) for x in t):
             print("R=%d: ring failed:" % r, [show(x) for x in t])
             continue
+        same = switch_slopes(n * r, args.runs)
         switches, base = ring_switches(n, r, m, 0)
         for i, d in ((1, 1000), (2, 10000)):
-            kib = (saved[i][0] - saved[0][0]) / 1024
-            slope = (saved[i][1] - saved[0][1]) / kib
             ring_kib = (ring_switches(n, r, 2, d)[1] - base) / 1024
             ring_ns = (t[i] - t[0]) * 1e9 / switches / ring_kib
-            print("R=%-3d D=%-5d ring %.1f ns/KiB, switch %.1f ns/KiB -> %s "
-                  "the copying" % (r, d, ring_ns, slope, "%.2fx" % (
-                      ring_ns / slope) if slope > 0 else "n/a"))
+            x = ring_ns / slope[i - 1] if slope[i - 1] > 0 else None
+            print("R=%-3d D=%-5d ring %.1f ns/KiB, switch %.1f -> %s %s; "
+                  "%d threads %.1f -> %s" % (
+                      r, d, ring_ns, slope[i - 1], show(x),
+                      verdict(x, 1.0, False), n * r, same[i - 1],
+                      show(ring_ns / same[i - 1] if same[i - 1] > 0
+                           else None)))
 
 
 def create(args):

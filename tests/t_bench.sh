@@ -128,7 +128,13 @@ done
 expect 0 skynet --sched rr 10000 2
 out=$("$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 1000 0 100 prints a header and two rows"
-for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1"; do
+for t in 1 3 1000; do
+	out=$("$bin/switch" -t $t -n 100 0 2>&1) &&
+		[[ $(echo "$out" | wc -l) = 2 ]]
+	ok $? "switch -t $t -n 100 0 runs a cycle of $t threads"
+done
+for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
+	 "-t x" "-n 10 -t 99999999"; do
 	"$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
 	ok $? "switch $a exits 2"
 done

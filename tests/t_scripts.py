@@ -364,8 +364,12 @@ PERF_FAKES = {
     "ring-cpp": "echo 0.5",
     "ring-boost": "echo 2.0",
     "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
-    "switch": 'echo "   saved B  ns/switch"; shift 2\n'
-              'for d in "$@"; do echo "$((128 + d)) $((10 + d / 100))"; done',
+    # 10 ns + 1 ns per 100 extra bytes; twice that per byte in a cycle of
+    # more than 2 threads.
+    "switch": 't=2; while [ $# -gt 0 ]; do case "$1" in\n'
+              '-t) t=$2; shift 2;; -n) shift 2;; *) break;; esac; done\n'
+              'echo "   saved B  ns/switch"; k=100; [ $t = 2 ] || k=50\n'
+              'for d in "$@"; do echo "$((128 + d)) $((10 + d / k))"; done',
     "create": "echo 20.0",
 }
 
@@ -390,9 +394,13 @@ def test_perf(tmp):
           "memory and create figures", out)
     # D=1000: 20 us more over 1000 switches for 1000 B; switch: 10 ns more
     # for 1000 B.
-    check("R=100 D=1000  ring 20.5 ns/KiB, switch 10.2 ns/KiB -> 2.00x"
-          in out,
-          "the cost of D against the switch benchmark's slope", out)
+    check("R=100 D=1000  ring 20.5 ns/KiB, switch 10.2 -> 2.00 MISSED; "
+          "800 threads 20.5 -> 1.00" in out,
+          "the cost of D against the switch benchmark's slope, and against "
+          "a cycle of as many threads", out)
+    check(calls(os.path.join(tmp, "switch"))[-1].startswith("-t 800 "),
+          "the cycle has the ring's N*R threads",
+          calls(os.path.join(tmp, "switch")))
     check(len(calls(os.path.join(tmp, "ring-cpp"))) == 3 * 2 + 3 * 2,
           "every comparison runs --runs rounds",
           calls(os.path.join(tmp, "ring-cpp")))
