@@ -202,7 +202,8 @@ static inline void san_finish(struct usched *s, struct ustack *u)
 #define SAN_EXTRA(used) ((used) / 8)
 
 /* Called by uarch_resume instead of memcpy. */
-HIDDEN ASM_CALLED SWITCHING void uarch_copy(void *dst, const void *src, size_t n)
+HIDDEN ASM_CALLED SWITCHING void uarch_copy(void *dst, const void *src,
+					    size_t n)
 {
 	volatile char *d = dst;
 	const volatile char *from = src;
@@ -276,7 +277,8 @@ static inline struct uarch_to usched_to(const void *buf, long len)
 }
 
 /* s_next returned a thread that is not blocked: start it, or complain. */
-static COLD SWITCHING struct uarch_to usched_start(struct usched *s, struct ustack *u)
+static COLD SWITCHING struct uarch_to usched_start(struct usched *s,
+						  struct ustack *u)
 {
 	if (u->u_state < US_NEW || u->u_state > US_DONE)
 		usched_panic("s_next returned %p, not set up by ustack_init()",

@@ -68,12 +68,12 @@ static int pad_intact(volatile unsigned char *pad, size_t d, uint64_t i)
 }
 
 /*
- * Where thread t's handle and count are: each group's begin a page after
- * the last group's. A cache line apart is not enough: a processor walking
- * its counts in order has the hardware prefetch the lines that follow,
- * the next group's, which the other processor writes (P=2 at R=100 was
- * 15 % slower than two processes with half the cycles each). Prefetchers
- * stay within a page.
+ * Where thread t's handle and count are: each group's handles and counts
+ * begin a page after the last group's. A cache line apart is not enough:
+ * a processor walking its counts in order has the hardware prefetch the
+ * lines that follow, the next group's, which the other processor writes
+ * (P=2 at R=100 was 15 % slower than two processes with half the cycles
+ * each). Prefetchers stay within a page.
  */
 enum { GROUP_GAP = 4096 / sizeof(uint32_t) };	/* a page of counts */
 

@@ -2,8 +2,8 @@
 # make check-matrix: the test suite under every compiler and optimisation
 # level with the stack protector and _FORTIFY_SOURCE, with -flto, under
 # ASan+UBSan and TSan, under valgrind, and cross-compiled for aarch64 under
-# qemu. One prove run over all of it. A configuration whose tools are missing is skipped
-# with one line (CI installs them all).
+# qemu. One prove run over all of it. A configuration whose tools are
+# missing is skipped with one line (CI installs them all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
