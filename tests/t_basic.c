@@ -57,7 +57,6 @@ static void wake_sleeper(void *arg)
 
 	ok(*state == 1, "first thread is blocked while the second runs");
 	tsched_wake(sleeper);
-	sleeper->t_waiting = 0;
 }
 
 static void test_block_once(void)
@@ -67,7 +66,7 @@ static void test_block_once(void)
 
 	tsched_init(&ts);
 	sleeper = tsched_spawn(&ts, block_once, &state);
-	sleeper->t_waiting = 1;	/* ustack_block directly: mark as waiting */
+	sleeper->t_s.t_state = ST_WAITING;	/* ustack_block directly */
 	tsched_spawn(&ts, wake_sleeper, &state);
 	tsched_run(&ts);
 	ok(state == 2, "a thread blocked once and resumed, ustack_block gave 0");
@@ -152,7 +151,7 @@ static void test_blocked(void)
 	tsched_run(&ts);
 	/* start; a blocks; b ends; a ends */
 	ok(blocked_calls == 4 && blocked_seen[0] == NULL &&
-	   blocked_seen[1] == &a->t_u && blocked_seen[2] == NULL &&
+	   blocked_seen[1] == &a->t_s.t_u && blocked_seen[2] == NULL &&
 	   blocked_seen[3] == NULL && b != NULL,
 	   "usched_blocked() names the thread that blocked, NULL after a "
 	   "start or an end (%d calls)", blocked_calls);

@@ -84,7 +84,7 @@ static void big_locals(void *arg)
 		yield_checked();
 		check(big, 65536 / 8, id, 0);
 	}
-	big_max = tsched_self()->t_u.u_sched->s_max_used;
+	big_max = tsched_self()->t_s.t_u.u_sched->s_max_used;
 }
 
 static void test_big(void)
@@ -107,7 +107,7 @@ static void extra_bytes(void *arg)
 	size_t d = (size_t)arg;
 	volatile uint64_t pad[d / 8 + 1];
 	uintptr_t id = (uintptr_t)tsched_self();
-	struct ustack *u = &tsched_self()->t_u;
+	struct ustack *u = &tsched_self()->t_s.t_u;
 
 	fill(pad, d / 8 + 1, id, 7);
 	yield_checked();
@@ -141,7 +141,7 @@ static void first_buffer(void *arg)
 	fill(pad, *len / 8 + 1, id, 3);
 	yield_checked();
 	check(pad, *len / 8 + 1, id, 3);
-	*len = tsched_self()->t_u.u_len;
+	*len = tsched_self()->t_s.t_u.u_len;
 }
 
 static void test_first_buffer(void)

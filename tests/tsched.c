@@ -4,50 +4,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void tsched_enqueue(struct tsched *ts, struct tthread *t)
-{
-	t->t_next = NULL;
-	if (ts->ts_tail != NULL)
-		ts->ts_tail->t_next = t;
-	else
-		ts->ts_head = t;
-	ts->ts_tail = t;
-}
-
 /* Moves a random ready thread to the head of the queue. */
-static void tsched_shuffle(struct tsched *ts)
+static void tsched_shuffle(struct sched_queue *q, unsigned long *seed)
 {
-	struct tthread **p = &ts->ts_head, *t;
+	struct sched_thread **p = &q->q_head, *t;
 	unsigned long n;
 
-	ts->ts_seed = ts->ts_seed * 6364136223846793005UL + 1442695040888963407UL;
-	for (n = (ts->ts_seed >> 33) % 64; n > 0 && (*p)->t_next != NULL; n--)
+	*seed = *seed * 6364136223846793005UL + 1442695040888963407UL;
+	for (n = (*seed >> 33) % 64; n > 0 && (*p)->t_next != NULL; n--)
 		p = &(*p)->t_next;
 	t = *p;
-	if (t == ts->ts_head)
+	if (t == q->q_head)
 		return;
 	*p = t->t_next;
-	if (ts->ts_tail == t)
-		ts->ts_tail = (struct tthread *)((char *)p -
-				offsetof(struct tthread, t_next));
-	t->t_next = ts->ts_head;
-	ts->ts_head = t;
+	if (q->q_tail == t)
+		q->q_tail = (struct sched_thread *)((char *)p -
+				offsetof(struct sched_thread, t_next));
+	t->t_next = q->q_head;
+	q->q_head = t;
 }
 
 static struct ustack *tsched_next(struct usched *s)
 {
 	struct tsched *ts = (struct tsched *)s;
-	struct tthread *t;
+	struct sched_thread *t;
 
-	if (ts->ts_head != NULL && ts->ts_seed != 0)
-		tsched_shuffle(ts);
-	t = ts->ts_head;
-	if (t == NULL)
-		return NULL;
-	ts->ts_head = t->t_next;
-	if (ts->ts_head == NULL)
-		ts->ts_tail = NULL;
-	return &t->t_u;
+	if (ts->ts_ready.q_head != NULL && ts->ts_seed != 0)
+		tsched_shuffle(&ts->ts_ready, &ts->ts_seed);
+	t = sched_dequeue(&ts->ts_ready);
+	return t != NULL ? &t->t_u : NULL;
 }
 
 static void *tsched_alloc(struct usched *s, int size)
@@ -97,8 +82,9 @@ struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg)
 		perror("tsched_spawn");
 		exit(1);
 	}
-	ustack_init(&t->t_u, &ts->ts_s, f, arg, NULL, 0);
-	tsched_enqueue(ts, t);
+	ustack_init(&t->t_s.t_u, &ts->ts_s, f, arg, NULL, 0);
+	t->t_s.t_state = ST_READY;
+	sched_enqueue(&ts->ts_ready, &t->t_s);
 	return t;
 }
 
@@ -109,58 +95,59 @@ struct tthread *tsched_self(void)
 
 int tsched_wait(void)
 {
-	struct tthread *t = tsched_self();
+	struct sched_thread *t = &tsched_self()->t_s;
 	int rc;
 
 	if (t->t_permits > 0) {
 		t->t_permits--;
 		return 0;
 	}
-	t->t_waiting = 1;
+	t->t_state = ST_WAITING;
 	rc = ustack_block();
 	if (rc != 0)
-		t->t_waiting = 0;
+		t->t_state = ST_RUNNING;
 	return rc;
 }
 
-void tsched_wake(struct tthread *t)
+void tsched_wake(struct tthread *thread)
 {
+	struct sched_thread *t = &thread->t_s;
 	struct tsched *ts = (struct tsched *)t->t_u.u_sched;
 
-	if (t->t_waiting) {
-		t->t_waiting = 0;
-		tsched_enqueue(ts, t);
+	if (t->t_state == ST_WAITING) {
+		t->t_state = ST_READY;
+		sched_enqueue(&ts->ts_ready, t);
 	} else {
 		t->t_permits++;
 	}
 }
 
 /* A failed block returns at once, so t is still the last in the queue. */
-static void tsched_unqueue_tail(struct tsched *ts)
+static void tsched_unqueue_tail(struct sched_queue *q)
 {
-	struct tthread *prev = NULL, *p = ts->ts_head;
+	struct sched_thread *prev = NULL, *p = q->q_head;
 
-	while (p != ts->ts_tail) {
+	while (p != q->q_tail) {
 		prev = p;
 		p = p->t_next;
 	}
 	if (prev != NULL)
 		prev->t_next = NULL;
 	else
-		ts->ts_head = NULL;
-	ts->ts_tail = prev;
+		q->q_head = NULL;
+	q->q_tail = prev;
 }
 
 int tsched_yield(void)
 {
-	struct tthread *t = tsched_self();
+	struct sched_thread *t = &tsched_self()->t_s;
 	struct tsched *ts = (struct tsched *)t->t_u.u_sched;
 	int rc;
 
-	tsched_enqueue(ts, t);
+	sched_enqueue(&ts->ts_ready, t);
 	rc = ustack_block();
 	if (rc != 0)
-		tsched_unqueue_tail(ts);
+		tsched_unqueue_tail(&ts->ts_ready);
 	return rc;
 }
 

@@ -1,29 +1,27 @@
 /*
- * A minimal single-native-thread scheduler for the dispatcher tests: a FIFO
- * of ready threads, counting-permit wait/wake, and allocation call-backs
- * that count bytes and can be told to fail.
+ * A minimal single-native-thread scheduler for the dispatcher tests: the
+ * schedulers' FIFO of ready threads (sched/proc.h), counting-permit
+ * wait/wake, and allocation call-backs that count bytes and can be told to
+ * fail.
  */
 #ifndef TSCHED_H
 #define TSCHED_H
 
-#include "../usched.h"
+#include "../sched/proc.h"
 
+/* The schedulers' thread and queue; t_state is ST_WAITING or not. */
 struct tthread {
-	struct ustack   t_u;	/* first: ustack_self() is a tthread */
-	struct tthread *t_next;
-	int             t_permits;
-	int             t_waiting;
+	struct sched_thread t_s;	/* first: ustack_self() is a tthread */
 };
 
 struct tsched {
-	struct usched   ts_s;	/* first */
-	struct tthread *ts_head;
-	struct tthread *ts_tail;
-	long            ts_bytes;	/* allocated and not yet freed */
-	long            ts_allocs;
-	long            ts_fail_in;	/* fail the n-th next allocation */
-	long            ts_done;	/* threads that finished */
-	unsigned long   ts_seed;	/* non-zero: run a random ready thread */
+	struct usched      ts_s;	/* first */
+	struct sched_queue ts_ready;
+	long               ts_bytes;	/* allocated and not yet freed */
+	long               ts_allocs;
+	long               ts_fail_in;	/* fail the n-th next allocation */
+	long               ts_done;	/* threads that finished */
+	unsigned long      ts_seed;	/* non-zero: run a random ready thread */
 };
 
 void tsched_init(struct tsched *ts);
