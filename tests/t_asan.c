@@ -10,15 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-
-#ifdef ASAN
+#ifdef TAP_ASAN
 #include <sanitizer/asan_interface.h>
 
 static volatile int overflow_by;	/* 0 in the control run */

@@ -18,21 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 enum { CHUNK = 1 << 20 };	/* an arena chunk: sched/proc.c */
 
 static const struct sched_ops *ops;
 static void *volatile armed;	/* the thread to wake in malloc */
 static volatile int probing, probed, woke, waited, wait_rc;
 
-#ifndef SANITIZED
+#ifndef TAP_SANITIZED
 extern void *__libc_malloc(size_t size);
 
 void *malloc(size_t size)

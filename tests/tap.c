@@ -45,14 +45,6 @@ int tap_done(void)
 	return tap_failed != 0;
 }
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 void fill_bytes(volatile char *p, size_t n, char v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -72,7 +64,7 @@ long test_threads(long n)
 	const char *env = getenv("USCHED_TEST_THREADS");
 	long max = env != NULL ? atol(env) : 0;
 
-#ifdef SANITIZED
+#ifdef TAP_SANITIZED
 	if (max <= 0)
 		max = 20000;	/* a sanitizer's state per thread is large */
 #endif

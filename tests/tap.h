@@ -8,6 +8,22 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+/* TAP_SANITIZED under any sanitizer, TAP_ASAN under AddressSanitizer. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TAP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TAP_ASAN 1
+#endif
+#endif
+#if defined(TAP_ASAN) || defined(__SANITIZE_THREAD__)
+#define TAP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define TAP_SANITIZED 1
+#endif
+#endif
+
 /* Records one test point; returns cond so callers can stop early. */
 int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints a diagnostic line. */
