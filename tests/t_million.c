@@ -16,18 +16,17 @@ int main(void)
 {
 	long threads = test_threads(1000000);
 	struct tsched ts;
-	long peak_bytes;
+	long allocs;
 
 	tsched_init(&ts);
 	for (long i = 0; i < threads; i++)
 		tsched_spawn(&ts, once, (void *)i);
 	tsched_run(&ts);
-	peak_bytes = ts.ts_allocs;
+	allocs = ts.ts_allocs;
 	ok(resumed == threads, "%ld of %ld threads resumed intact", resumed,
 	   threads);
 	ok(ts.ts_done == threads, "all finished");
-	ok(peak_bytes == threads, "one buffer each: %ld allocations",
-	   peak_bytes);
+	ok(allocs == threads, "one buffer each: %ld allocations", allocs);
 	ok(ts.ts_bytes == 0, "every allocated byte was freed (%ld left)",
 	   ts.ts_bytes);
 	return tap_done();

@@ -89,7 +89,6 @@ static int early_result;
 
 static void early(void *arg)
 {
-	(void)arg;
 	early_result = ops->so_wake(*(void **)arg) == 0 &&
 		       ops->so_wake(*(void **)arg) == 0 &&
 		       ops->so_wait() == 0 && ops->so_wait() == 0;
@@ -243,12 +242,10 @@ static void test_million(void)
 	free(t);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 	const char *names[] = { "rr", "ll" };
 
-	(void)argc;
-	(void)argv;
 	ok(sched_find("nope") == NULL, "unknown scheduler name: NULL");
 	ok(strcmp(sched_names(), "rr|ll") == 0, "names: %s", sched_names());
 	for (int i = 0; i < 2; i++) {
