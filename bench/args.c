@@ -81,7 +81,7 @@ static void ring_fail(const char *prog, unsigned int flags,
 	else
 		fprintf(stderr, "  P  native threads (1..%llu)\n",
 			(unsigned long long)RING_MAX_P);
-	fprintf(stderr, "Prints the elapsed seconds of the message-passing phase.\n");
+	fprintf(stderr, "Prints the elapsed seconds of the run, thread creation included.\n");
 	exit(2);
 }
 

@@ -22,9 +22,11 @@
 #include "args.h"
 #include "common.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 static const char usage[] =
@@ -171,12 +173,27 @@ static const struct {
 	{ &rr_ops, rounds_rr },
 };
 
+/* Every scheduler sched_find() knows has its rounds here. */
 static void (*rounds_of(const struct sched_ops *ops))(uint64_t)
 {
-	for (size_t k = 0; k < sizeof direct / sizeof direct[0]; k++)
-		if (direct[k].d_ops == ops)
-			return direct[k].d_rounds;
-	return NULL;
+	size_t k;
+
+	for (k = 0; direct[k].d_ops != ops; k++)
+		assert(k + 1 < sizeof direct / sizeof direct[0]);
+	return direct[k].d_rounds;
+}
+
+/* USCHED_RING_FAULT=spurious: inject a spurious wake-up; other values fail. */
+static int fault_wanted(const char *prog)
+{
+	const char *v = getenv("USCHED_RING_FAULT");
+
+	if (v == NULL || *v == 0)
+		return 0;
+	if (strcmp(v, "spurious") != 0)
+		usage_fail(prog, usage, "USCHED_RING_FAULT is '%s'; the only "
+			   "fault is 'spurious'", v);
+	return 1;
 }
 
 static __attribute__((noinline)) void member_padded(uint64_t i)
@@ -224,16 +241,11 @@ int main(int argc, char **argv)
 {
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
-	int verbose = 0, i;
+	int verbose = 0, fault = fault_wanted(prog), i;
 	double t0, secs;
 
 	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops, &verbose);
 	ring.r_rounds = rounds_of(ring.r_ops);
-	if (ring.r_rounds == NULL) {
-		fprintf(stderr, "%s: no rounds for scheduler %s\n", prog,
-			ring.r_ops->so_name);
-		return 1;
-	}
 	argv[i - 1] = argv[0];
 	ring_args_parse(a, argc - i + 1, argv + i - 1, 0);
 	if (a->d > USCHED_STACK_MAX_DEFAULT / 2)
@@ -266,8 +278,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (getenv("USCHED_RING_FAULT") != NULL)
-		ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)]);
+	if (fault && ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)]))
+		count_error(&ring.r_errors);
 	if (ring.r_ops->so_start() != 0 || ring.r_ops->so_fini() != 0) {
 		fprintf(stderr, "%s: cannot run the processors\n", prog);
 		return 1;

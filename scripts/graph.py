@@ -4,7 +4,7 @@
 For each N (threads per cycle) it draws c<N>.png and c<N>.svg: x = threads
 N*R, y = millions of messages per second (both log scale; --linear for a
 linear y), one line per implementation.  Throughput uses the seconds each
-ring program printed (the message-passing phase): the point is
+ring program printed (its run, thread creation included): the point is
 N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
 holds a header (machine, toolchains, date), one table per N (cells: the
@@ -157,9 +157,9 @@ def report(points, images, info, source, linear):
     axes = "the x axis is" if linear else "both axes are"
     parts = [header(info, source), "",
              "Millions of messages per second: N*R*M messages over the mean "
-             "of the seconds each ring program printed for its "
-             "message-passing phase.  Columns: threads N*R.  \"fail\": the "
-             "point failed; empty: not run.  In the plots error bars span "
+             "of the seconds each ring program printed for its run, "
+             "thread creation included.  Columns: threads N*R.  \"fail\": "
+             "the point failed; empty: not run.  In the plots error bars span "
              f"the slowest to the fastest run and {axes} logarithmic.", ""]
     for n, pts in by_n(points).items():
         png, svg = (os.path.basename(p) for p in images[n])

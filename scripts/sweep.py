@@ -6,8 +6,8 @@ then --runs timed runs) and is saved as one JSON file in the results
 directory, so an interrupted sweep resumes where it stopped.
 
 Two times are kept per run:
-  seconds  the number the ring program prints: the message-passing phase
-           alone (the graphs use this one);
+  seconds  the number the ring program prints: its run, thread creation
+           included, not process start-up (the graphs use this one);
   wall     hyperfine's time for the whole process (start-up, thread
            creation, teardown).
 To get the first, hyperfine runs the program through its shell with stdout

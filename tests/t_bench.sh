@@ -65,6 +65,7 @@ done
 expect 2 ring --sched nope 4 3 10 0 1
 expect 2 ring --sched
 expect 2 ring --bogus 4 3 10 0 1
+USCHED_RING_FAULT=0 expect 2 ring 4 3 10 0 1	# only "spurious" is a fault
 expect 2 ring 65536 65536 1 0 1		# over the scheduler's int
 expect 1 ring 2 1000000000 1 0 1		# more memory than this box
 
