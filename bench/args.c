@@ -1,12 +1,24 @@
 /*
- * Strict command-line parsing shared by the benchmark peers (see args.h).
+ * Strict command-line parsing and a clock, shared by the benchmark peers
+ * (see args.h).
  */
+#define _POSIX_C_SOURCE 200809L	/* clock_gettime under -std=c11 */
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "args.h"
+
+double bench_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
 
 int parse_u64(const char *s, uint64_t *out)
 {
@@ -24,6 +36,17 @@ int parse_u64(const char *s, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+int parse_leaves(const char *s, uint64_t *out)
+{
+	uint64_t p = 1;
+
+	if (parse_u64(s, out) != 0)
+		return -1;
+	while (p < *out && p < UINT64_C(1000000000))
+		p *= 10;
+	return p == *out ? 0 : -1;
 }
 
 /* "PROG: WHY" on stderr. */

@@ -1,6 +1,6 @@
 /*
  * Strict command-line parsing shared by the benchmark peers (C and C++),
- * plus a memory check to refuse runs that cannot fit.
+ * plus a memory check to refuse runs that cannot fit, and a clock.
  *
  * Every ring peer takes "N R M D P"; see ring_args_parse().  Any malformed
  * or out-of-range argument prints a usage message on stderr and exits with
@@ -39,6 +39,11 @@ struct ring_args {
 /* Parse a plain unsigned decimal ("0".."18446744073709551615"): no sign,
  * no spaces, no base prefix.  Returns 0 on success, -1 otherwise. */
 int parse_u64(const char *s, uint64_t *out);
+/* skynet's LEAVES: 0 if s is a power of 10 up to 10^9 (the sum of the
+ * leaves then fits in 64 bits), else -1. */
+int parse_leaves(const char *s, uint64_t *out);
+/* Seconds on the monotonic clock, for differences. */
+double bench_seconds(void);
 
 /* Print "PROG: WHY" and "usage: PROG USAGE" on stderr, then exit(2). */
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)

@@ -3,17 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-double bench_seconds(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int is_option(const char *arg)
+int bench_is_option(const char *arg)
 {
 	return arg[0] == '-' && arg[1] != 0 && !(arg[1] >= '0' && arg[1] <= '9');
 }
@@ -24,7 +15,7 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 	const char *name = dflt;
 	int i;
 
-	for (i = 1; i < argc && is_option(argv[i]); i++) {
+	for (i = 1; i < argc && bench_is_option(argv[i]); i++) {
 		if (verbose != NULL && strcmp(argv[i], "-v") == 0)
 			*verbose = 1;
 		else if (strcmp(argv[i], "--sched") != 0)

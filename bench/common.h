@@ -18,8 +18,8 @@
 int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		  int allow_none, const struct sched_ops **ops, int *verbose);
 
-/* Seconds on the monotonic clock, for differences. */
-double bench_seconds(void);
+/* An option, not an argument: "-x" or "--x", but not "-" or "-5". */
+int bench_is_option(const char *arg);
 
 /* s_alloc and s_free for a dispatcher that needs no more than malloc. */
 void *bench_alloc(struct usched *s, int size);

@@ -82,23 +82,19 @@ static void node(void *arg)
 int main(int argc, char **argv)
 {
 	struct node root = { .n_leaves = 1000000 };
-	uint64_t procs = 1, l;
+	uint64_t procs = 1;
 	double secs;
 	int i = bench_options(argc, argv, usage, "ll", 0, &ops, NULL);
 
 	if (argc - i > 2)
 		usage_fail(argv[0], usage, "too many arguments");
-	if (argc - i > 0 && parse_u64(argv[i], &root.n_leaves) != 0)
-		usage_fail(argv[0], usage, "LEAVES: not a number: '%s'", argv[i]);
-	for (l = root.n_leaves; l > 1 && l % 10 == 0; l /= 10)
-		;
-	if (l != 1 || root.n_leaves > 1000000000)
+	if (argc - i > 0 && parse_leaves(argv[i], &root.n_leaves) != 0)
 		usage_fail(argv[0], usage, "LEAVES must be a power of 10 up to "
-			   "10^9");
+			   "10^9, not '%s'", argv[i]);
 	if (argc - i > 1 && (parse_u64(argv[i + 1], &procs) != 0 ||
-			     procs == 0 || procs > 1024))
-		usage_fail(argv[0], usage, "P: not a number from 1 to 1024: '%s'",
-			   argv[i + 1]);
+			     procs == 0 || procs > RING_MAX_P))
+		usage_fail(argv[0], usage, "P: not a number from 1 to %llu: "
+			   "'%s'", (unsigned long long)RING_MAX_P, argv[i + 1]);
 	check_memory(argv[0], root.n_leaves * 1.12 * 300);
 	secs = bench_seconds();
 	if (ops->so_init(procs, 1000) != 0 ||

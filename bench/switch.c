@@ -128,8 +128,10 @@ int main(int argc, char **argv)
 	int nsizes = sizeof dflt / sizeof dflt[0], i = 1, used;
 	uint64_t rounds = 10000000, threads = 2;
 
-	for (; i + 1 < argc && (strcmp(argv[i], "-n") == 0 ||
-				strcmp(argv[i], "-t") == 0); i += 2) {
+	for (; i < argc && (strcmp(argv[i], "-n") == 0 ||
+			    strcmp(argv[i], "-t") == 0); i += 2) {
+		if (i + 1 == argc)
+			usage_fail(argv[0], usage, "%s needs a value", argv[i]);
 		if (argv[i][1] == 'n')
 			rounds = parse_arg(argv[0], argv[i + 1], 1ULL << 40);
 		else
@@ -140,7 +142,7 @@ int main(int argc, char **argv)
 	if (threads == 0)
 		usage_fail(argv[0], usage, "THREADS must be positive");
 	if (i < argc) {
-		if (argv[i][0] == '-' && !(argv[i][1] >= '0' && argv[i][1] <= '9'))
+		if (bench_is_option(argv[i]))
 			usage_fail(argv[0], usage, "unknown option '%s'", argv[i]);
 		sizes = (const char *const *)argv + i;
 		nsizes = argc - i;

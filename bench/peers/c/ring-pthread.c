@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -97,14 +96,6 @@ static void *member_main(void *arg)
 	return NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int verify(const struct member *members)
 {
 	uint64_t total = 0;
@@ -180,7 +171,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	start = now();
+	start = bench_seconds();
 	for (i = 0; i < cfg.threads; i++) {
 		err = pthread_create(&tids[i], &attr, member_main, &members[i]);
 		if (err != 0) {
@@ -198,7 +189,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	elapsed = now() - start;
+	elapsed = bench_seconds() - start;
 
 	if (verify(members) != 0)
 		return 1;

@@ -25,7 +25,6 @@ namespace {
 
 constexpr const char *prog = "skynet-cpp";
 constexpr const char *usage = "[LEAVES]\n  LEAVES  leaf coroutines, a power of 10 up to 10^9 (default 1000000)\n";
-constexpr std::uint64_t max_leaves = 1000000000;	// the sum fits in 64 bits
 
 class run_queue {
 public:
@@ -90,17 +89,9 @@ int main(int argc, char **argv)
 
 	if (argc > 2)
 		usage_fail(name, usage, "expected at most 1 argument, got %d", argc - 1);
-	if (argc == 2) {
-		std::uint64_t p = 1;
-
-		if (parse_u64(argv[1], &leaves) != 0)
-			usage_fail(name, usage, "LEAVES: not an unsigned decimal: '%s'", argv[1]);
-		while (p < leaves && p < max_leaves)
-			p *= 10;
-		if (p != leaves)
-			usage_fail(name, usage, "LEAVES must be a power of 10 up to 10^9, not %s",
-				   argv[1]);
-	}
+	if (argc == 2 && parse_leaves(argv[1], &leaves) != 0)
+		usage_fail(name, usage, "LEAVES must be a power of 10 up to 10^9, not '%s'",
+			   argv[1]);
 
 	// All nodes' frames and queue slots: about 150 bytes each measured.
 	check_memory(prog, leaves / 9.0 * 10 * 200);
