@@ -1,5 +1,6 @@
 # usched: `make` builds libusched.a and libusched.so; `make test` runs the
-# test suite at several optimisation levels; `make install PREFIX=...`.
+# test suite at two optimisation levels and under sanitizers, then the
+# benchmark and script tests; `make install PREFIX=...`.
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -40,6 +41,7 @@ CFLAGS_O1  = -O1 -g $(HARDEN) -D_FORTIFY_SOURCE=2
 CFLAGS_O2  = -O2 -g $(HARDEN) -D_FORTIFY_SOURCE=2
 CFLAGS_O3  = -O3 -g $(HARDEN) -D_FORTIFY_SOURCE=2
 CFLAGS_Os  = -Os -g $(HARDEN) -D_FORTIFY_SOURCE=2
+CFLAGS_lto = -O2 -flto -g $(HARDEN) -D_FORTIFY_SOURCE=2
 
 # Benchmarks: the usched programs, then every peer whose toolchain is here.
 BENCH_BIN   := bench/bin
@@ -107,6 +109,10 @@ report:
 # Every compiler and optimisation level, sanitizers, valgrind, aarch64.
 check-matrix:
 	tests/matrix.sh
+
+# The flags of configuration C, for tests/matrix.sh.
+print-cflags-%:
+	@echo '$(CFLAGS_$*)'
 
 usched.pc: usched.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@

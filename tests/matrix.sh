@@ -7,14 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-harden="-g -fstack-protector-strong -Werror"
-fortify="-D_FORTIFY_SOURCE=2"
 have() { command -v "$1" >/dev/null 2>&1; }
 tests=()
 
-# build NAME CC CFLAGS [make variables...]
+# build NAME CC CONFIG [make variables...]: with the Makefile's
+# CFLAGS_CONFIG, warnings as errors
 build() {
-	local name=$1 cc=$2 cflags=$3
+	local name=$1 cc=$2 cflags
+	cflags="$(make -s --no-print-directory print-cflags-$3) -Werror"
 	shift 3
 	make -s --no-print-directory O="build/$name" CC="$cc" CFLAGS="$cflags" \
 		"$@" check-build >/dev/null
@@ -40,27 +40,20 @@ for cc in gcc clang; do
 		echo "skipping $cc: not installed"
 		continue
 	fi
-	for o in O0 O1 O2 O3 Os; do
-		f="-$o $harden"
-		[ $o = O0 ] || f="$f $fortify"
-		build "m-$cc-$o" $cc "$f"
-		tests+=(build/"m-$cc-$o"/tests/t_*)
+	# lto: link-time optimisation inlines across files, into the tests too
+	for c in O0 O1 O2 O3 Os lto asan; do
+		build "m-$cc-$c" $cc $c
+		tests+=(build/"m-$cc-$c"/tests/t_*)
 	done
-	# link-time optimisation inlines across files, into the tests too
-	build "lto-$cc" $cc "-O2 -flto $harden $fortify"
-	tests+=(build/"lto-$cc"/tests/t_*)
-	build "asan-$cc" $cc "-O1 -g -Werror -fsanitize=address,undefined \
-		-fno-omit-frame-pointer -fno-sanitize-recover=all"
-	tests+=(build/"asan-$cc"/tests/t_*)
 done
 
 if have clang; then
-	build tsan clang "-O1 -g -Werror -fsanitize=thread"
+	build tsan clang tsan
 	tests+=(build/tsan/tests/t_*)
 fi
 
 if have valgrind; then
-	build valgrind gcc "-O2 $harden $fortify"
+	build valgrind gcc O2
 	wrap valgrind env USCHED_TEST_THREADS=20000 valgrind -q \
 		--error-exitcode=9 --leak-check=full \
 		--errors-for-leak-kinds=definite --child-silent-after-fork=yes
@@ -71,10 +64,8 @@ fi
 if have aarch64-linux-gnu-gcc && have qemu-aarch64; then
 	qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 	for o in O0 O2; do
-		f="-$o $harden"
-		[ $o = O0 ] || f="$f $fortify"
-		build "a64-$o" aarch64-linux-gnu-gcc "$f" \
-			AR=aarch64-linux-gnu-ar CXX=aarch64-linux-gnu-g++
+		build "a64-$o" aarch64-linux-gnu-gcc $o \
+			AR=aarch64-linux-gnu-ar
 		wrap "a64-$o" env USCHED_TEST_THREADS=200000 \
 			"USCHED_TEST_EXEC='$qemu'" $qemu
 	done
