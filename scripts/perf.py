@@ -21,9 +21,11 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+import sweep  # noqa: E402  (M as in the full report sweep)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "bench", "bin")
-MESSAGES = 8000000  # as the full report sweep: M = MESSAGES // N // R + 100
 
 
 class Failed(Exception):
@@ -78,7 +80,7 @@ def show(x, fmt="%.2f"):
 
 
 def rounds(n, r):
-    return MESSAGES // n // r + 100
+    return sweep.rounds(sweep.PROFILES["full"].messages, n, r)
 
 
 def mmsgs(n, r, secs):
@@ -227,6 +229,7 @@ def memory(args):
 
 
 def main():
+    global BIN
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=3,
                     help="rounds of each comparison (default 3)")
@@ -246,7 +249,7 @@ def main():
             raise ValueError
     except ValueError:
         ap.error("--rs wants R values >= 1, --runs a count >= 1")
-    globals()["BIN"] = args.bin
+    BIN = args.bin
     try:
         for part in (switch, ring_n8, ring_n2, ring_p2, extra_bytes,
                      create, memory):
