@@ -1,6 +1,6 @@
 # usched: `make` builds libusched.a and libusched.so; `make test` runs the
 # test suite at two optimisation levels and under sanitizers, then the
-# benchmark and script tests; `make install PREFIX=...`.
+# benchmark, script and peer tests; `make install PREFIX=...`.
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -96,6 +96,7 @@ test: bench
 		CFLAGS="$(CFLAGS_$(c)) -Werror" check-build >/dev/null;)
 	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*) \
 		$(wildcard tests/t_*.sh tests/t_*.py)
+	@for p in go rust; do $(MAKE) --no-print-directory -s -C bench/peers/$$p test || exit; done
 
 # Performance and scale figures against their goals; PERF_ARGS=--big adds
 # the 100-million-thread ring.

@@ -152,7 +152,7 @@ def test_graph(tmp):
 
 # ---- sweep.py --dry-run -----------------------------------------------------
 
-# label: (binary and flags, D, P) as the lead's brief lays them down
+# label: (binary and flags, D, P) as sweep.py's IMPLS must have them
 EXPECTED = {
     "U-rr-1T": ("ring --sched rr", 0, 1), "U-rr": ("ring --sched rr", 0, NCPU),
     "U-ll-1T": ("ring --sched ll", 0, 1), "U-ll": ("ring --sched ll", 0, NCPU),
