@@ -657,15 +657,6 @@ static void report_round(unsigned bad, const struct tally *y)
 
 /* ======================== Rounds ======================== */
 
-static char alarm_msg[160];
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	(void)!write(1, alarm_msg, strlen(alarm_msg));
-	_exit(3);
-}
-
 static void round_init(long nr, uint64_t seed, long long left)
 {
 	memset(&R, 0, sizeof R);
@@ -684,8 +675,6 @@ static void round_init(long nr, uint64_t seed, long long left)
 	snprintf(R.r_name, sizeof R.r_name, "seed %llu round %ld (%s P=%d%s)",
 		 (unsigned long long)seed, nr, R.r_ops->so_name, R.r_procs,
 		 R.r_fifo ? " FIFO" : "");
-	snprintf(alarm_msg, sizeof alarm_msg, "Bail out! %s did not finish "
-		 "in %d s: a lost wake-up or a deadlock\n", R.r_name, WATCHDOG);
 }
 
 static long round_ops(void)
@@ -773,16 +762,16 @@ int main(int argc, char **argv)
 	require(rr_sched != NULL && ll_sched != NULL);
 	diag("seed %llu, %lld operations (t_model SEED OPS repeats them)",
 	     (unsigned long long)seed, left);
-	signal(SIGALRM, on_alarm);
 	for (long nr = 0; left > 0; nr++) {
 		struct tally y;
 		unsigned bad;
 
 		round_init(nr, seed, left);
 		m_round();
-		alarm(WATCHDOG);
+		tap_watchdog(WATCHDOG, "%s did not finish in %d s: a lost "
+			     "wake-up or a deadlock", R.r_name, WATCHDOG);
 		run_main();
-		alarm(0);
+		tap_watchdog_off();
 		bad = check_round(&y);
 		if (bad != 0 && reported++ < 10)
 			report_round(bad, &y);

@@ -49,16 +49,6 @@ static void sleeper(void *arg)
 	waited = 1;
 }
 
-static void hung(int sig)
-{
-	static const char msg[] = "not ok - the woken thread never ran again\n";
-
-	(void)sig;
-	if (write(1, msg, sizeof msg - 1) < 0)
-		_exit(2);
-	_exit(1);
-}
-
 static void wake_during_block(const char *name)
 {
 	ops = sched_find(name);
@@ -66,9 +56,9 @@ static void wake_during_block(const char *name)
 	wait_rc = 1;
 	require(ops != NULL && ops->so_init(1, 1) == 0);
 	require(ops->so_spawn(sleeper, NULL, 0) != NULL);
-	alarm(10);
+	tap_watchdog(10, "the woken thread never ran again");
 	require(ops->so_start() == 0 && ops->so_fini() == 0);
-	alarm(0);
+	tap_watchdog_off();
 	ok(woke && waited && wait_rc == 0, "%s: woken while its stack was "
 	   "being saved, the thread ran on (wake %d, wait %d)", name, woke,
 	   wait_rc);
@@ -86,7 +76,6 @@ int main(void)
 		puts("1..0 # SKIP another malloc than this program's is called");
 		return 0;
 	}
-	signal(SIGALRM, hung);
 	wake_during_block("rr");
 	wake_during_block("ll");
 	return tap_done();

@@ -71,6 +71,35 @@ long test_threads(long n)
 	return max > 0 && max < n ? max : n;
 }
 
+static char tap_bail[256];
+static size_t tap_bail_len;
+
+static void tap_on_alarm(int sig)
+{
+	(void)sig;
+	(void)!write(1, tap_bail, tap_bail_len);
+	_exit(3);
+}
+
+void tap_watchdog(unsigned secs, const char *fmt, ...)
+{
+	va_list args;
+	int n = snprintf(tap_bail, sizeof tap_bail, "Bail out! ");
+
+	va_start(args, fmt);
+	vsnprintf(tap_bail + n, sizeof tap_bail - n - 1, fmt, args);
+	va_end(args);
+	strcat(tap_bail, "\n");
+	tap_bail_len = strlen(tap_bail);
+	signal(SIGALRM, tap_on_alarm);
+	alarm(secs);
+}
+
+void tap_watchdog_off(void)
+{
+	alarm(0);
+}
+
 int dies_with(void (*f)(void *), void *arg, const char *expect,
 	      const char *name)
 {

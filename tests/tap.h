@@ -45,6 +45,14 @@ int tap_done(void);
 void fill_bytes(volatile char *p, size_t n, char v);
 int bytes_intact(volatile char *p, size_t n, char v);
 
+/*
+ * Watchdog: if secs pass before the next call, prints "Bail out! " and the
+ * message, and exits 3: a hang fails the run instead of stalling it.
+ */
+void tap_watchdog(unsigned secs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void tap_watchdog_off(void);
+
 /* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
 long test_threads(long n);
 
