@@ -168,23 +168,17 @@ static void test_first_buffer(void)
 }
 
 /* Random depth, random number of blocks, random interleaving. */
-static unsigned long rnd(unsigned long *s)
-{
-	*s = *s * 6364136223846793005UL + 1442695040888963407UL;
-	return *s >> 33;
-}
-
 static void wander(uintptr_t id, unsigned long *seed, int depth)
 {
 	volatile uint64_t pat[4];
-	int blocks = rnd(seed) % 4;
+	int blocks = tap_rand(seed) % 4;
 
 	fill(pat, 4, id, depth);
 	for (int i = 0; i < blocks; i++) {
 		yield_checked();
 		check(pat, 4, id, depth);
 	}
-	if (rnd(seed) % 8 != 0 && depth < 40)
+	if (tap_rand(seed) % 8 != 0 && depth < 40)
 		wander(id, seed, depth + 1);
 	check(pat, 4, id, depth);
 }

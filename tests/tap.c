@@ -71,6 +71,12 @@ long test_threads(long n)
 	return max > 0 && max < n ? max : n;
 }
 
+unsigned long tap_rand(unsigned long *state)
+{
+	*state = *state * 6364136223846793005UL + 1442695040888963407UL;
+	return *state >> 33;
+}
+
 static char tap_bail[256];
 static size_t tap_bail_len;
 

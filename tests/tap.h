@@ -53,6 +53,9 @@ void tap_watchdog(unsigned secs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tap_watchdog_off(void);
 
+/* A pseudo-random number below 2^31 from *state (a linear congruence). */
+unsigned long tap_rand(unsigned long *state);
+
 /* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
 long test_threads(long n);
 

@@ -1,4 +1,5 @@
 #include "tsched.h"
+#include "tap.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -10,8 +11,7 @@ static void tsched_shuffle(struct sched_queue *q, unsigned long *seed)
 	struct sched_thread **p = &q->q_head, *t;
 	unsigned long n;
 
-	*seed = *seed * 6364136223846793005UL + 1442695040888963407UL;
-	for (n = (*seed >> 33) % 64; n > 0 && (*p)->t_next != NULL; n--)
+	for (n = tap_rand(seed) % 64; n > 0 && (*p)->t_next != NULL; n--)
 		p = &(*p)->t_next;
 	t = *p;
 	if (t == q->q_head)
