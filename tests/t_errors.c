@@ -6,15 +6,10 @@
 
 static struct tsched ts;
 
-/* noinline: inlined recursion would put several pads in one frame. */
-static __attribute__((noinline)) int deep_block(int depth)
+/* Yields depth KiB down the stack. */
+static int deep_block(int depth)
 {
-	volatile char pad[1024];
-	int rc;
-
-	fill_bytes(pad, sizeof pad, depth);
-	rc = depth > 0 ? deep_block(depth - 1) : tsched_yield();
-	return bytes_intact(pad, sizeof pad, depth) ? rc : -1000;
+	return tap_deep(depth, tsched_yield);
 }
 
 static void nomem(void *arg)
@@ -24,7 +19,7 @@ static void nomem(void *arg)
 
 	ts.ts_fail_in = 1;			/* the first allocation fails */
 	rc[0] = deep_block(0);
-	rc[1] = canary == 1234 ? deep_block(0) : -1000;
+	rc[1] = canary == 1234 ? deep_block(0) : TAP_DEEP_BAD;
 	ts.ts_fail_in = 1;			/* growing the buffer fails */
 	rc[2] = deep_block(8);
 	rc[3] = deep_block(0);			/* the old buffer is still there */
@@ -73,7 +68,7 @@ static __attribute__((noinline)) int block_big(void)
 
 	fill_bytes(big, sizeof big, 1);
 	rc = tsched_yield();
-	return bytes_intact(big, sizeof big, 1) ? rc : -1000;
+	return bytes_intact(big, sizeof big, 1) ? rc : TAP_DEEP_BAD;
 }
 
 static void over_default(void *arg)

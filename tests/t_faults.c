@@ -45,7 +45,6 @@
 enum {
 	MEMBERS   = 4,		/* threads in the ring */
 	ROUNDS    = 4,		/* times the token goes round */
-	PAD       = 1024,	/* stack bytes per level of deep_wait */
 	SWEEP_MAX = 200,	/* a sweep longer than this is a failure */
 	WATCHDOG  = 3,		/* seconds a child may take */
 	TRACK_MAX = 1024	/* allocations tracked at once */
@@ -368,17 +367,16 @@ static void note_bad(const char *what, int rc)
 	r.bad_rc = rc;
 }
 
-/* Waits depth KiB down the stack: the saved copy must grow, often. */
-static __attribute__((noinline)) void deep_wait(int depth)
+static int wait_once(void)
 {
-	volatile char pad[PAD];
+	wait_fn();
+	return 0;
+}
 
-	fill_bytes(pad, sizeof pad, (char)depth);
-	if (depth > 0)
-		deep_wait(depth - 1);
-	else
-		wait_fn();
-	if (!bytes_intact(pad, sizeof pad, (char)depth))
+/* Waits depth KiB down the stack: the saved copy must grow, often. */
+static void deep_wait(int depth)
+{
+	if (tap_deep(depth, wait_once) == TAP_DEEP_BAD)
 		note_bad("stack intact after wait", depth);
 }
 

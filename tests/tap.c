@@ -71,6 +71,17 @@ long test_threads(long n)
 	return max > 0 && max < n ? max : n;
 }
 
+/* noinline: inlined recursion would put several pads in one frame. */
+__attribute__((noinline)) int tap_deep(int depth, int (*bottom)(void))
+{
+	volatile char pad[1024];
+	int rc;
+
+	fill_bytes(pad, sizeof pad, (char)depth);
+	rc = depth > 0 ? tap_deep(depth - 1, bottom) : bottom();
+	return bytes_intact(pad, sizeof pad, (char)depth) ? rc : TAP_DEEP_BAD;
+}
+
 unsigned long tap_rand(unsigned long *state)
 {
 	*state = *state * 6364136223846793005UL + 1442695040888963407UL;

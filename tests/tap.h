@@ -56,6 +56,13 @@ void tap_watchdog_off(void);
 /* A pseudo-random number below 2^31 from *state (a linear congruence). */
 unsigned long tap_rand(unsigned long *state);
 
+/*
+ * Calls bottom() depth + 1 frames down, each holding 1 KiB of pattern;
+ * returns bottom's result, or TAP_DEEP_BAD if a pattern came back changed.
+ */
+enum { TAP_DEEP_BAD = -1000 };
+int tap_deep(int depth, int (*bottom)(void));
+
 /* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
 long test_threads(long n);
 
