@@ -161,8 +161,9 @@ static void test_first_buffer(void)
 	   "s_max_used is the deepest stack saved: %d bytes", max);
 	ok(len[0] >= 2048 && len[0] < 2048 + 1024,
 	   "a first thread's buffer fits what it needs: %d bytes", len[0]);
-	ok(len[1] >= max, "a thread needing more than half of s_max_used "
-	   "gets s_max_used: %d bytes", len[1]);
+	/* rounded up to 16 bytes; under ASan, an eighth more for the shadow */
+	ok(len[1] >= max && len[1] < max + 16 + max / 8, "a thread needing "
+	   "more than half of s_max_used gets s_max_used: %d bytes", len[1]);
 	ok(len[2] < 1024, "one needing much less gets at most twice its "
 	   "need: %d bytes", len[2]);
 }
