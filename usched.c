@@ -57,7 +57,9 @@
  * Registers: the callee-saved registers and the floating-point control
  * state (x86-64: MXCSR and the x87 control word; aarch64: FPCR), which the
  * ABIs also make callee-saved, are kept per thread. A new thread starts
- * with the control state of the caller of usched_run().
+ * with the control state of the caller of usched_run(). Reading it is slow,
+ * so with s_share_fpctl a block saves a marker (UARCH_FPCTL_NONE) instead,
+ * and resuming a thread with that marker leaves the state in force.
  */
 #include "usched.h"
 
@@ -89,8 +91,9 @@ static __thread struct usched *usched_here
 /*
  * The architecture-specific primitives, in assembly at the end of this file.
  *
- * uarch_switch(arg, fn, bottom): push the callee-saved registers and the
- *	FP control state, then call fn(arg, sp) with sp the resulting stack
+ * uarch_switch(arg, fn, bottom, share_fpctl): push the callee-saved
+ *	registers and the FP control state (UARCH_FPCTL_NONE instead if
+ *	share_fpctl), then call fn(arg, sp) with sp the resulting stack
  *	pointer. fn returns, in two registers, a struct uarch_to: an error
  *	(t_len < 0: pop them and return t_len), or the copy of the stack to
  *	switch to, which goes below bottom (NULL: below sp), as uarch_resume
@@ -100,9 +103,10 @@ static __thread struct usched *usched_here
  *	registers, it is at hand at once.
  * uarch_resume(sp, buf, len, fpctl): set the stack pointer to sp, copy
  *	len bytes from buf to sp, pop the context uarch_switch pushed at sp
- *	and return 0 from that uarch_switch. fpctl is the FP control state in
- *	force, as uarch_switch saves it, or UARCH_FPCTL_UNKNOWN: loading the
- *	same state again is skipped, as it is slow.
+ *	and return 0 from that uarch_switch. The saved FP control state is
+ *	loaded unless it is UARCH_FPCTL_NONE or equals fpctl, the state in
+ *	force as uarch_switch saves it (or UARCH_FPCTL_NONE: not known), as
+ *	loading is slow.
  * uarch_start(bottom, fn, arg): load the FP control state saved in the
  *	home context (uarch_switch's, at bottom), set the stack pointer to
  *	bottom and call fn(arg), then usched_exit().
@@ -114,8 +118,9 @@ struct uarch_to {
 
 typedef struct uarch_to ucont_t(void *arg, char *sp);
 
-HIDDEN int uarch_switch(void *arg, ucont_t *fn, char *bottom);
-enum { UARCH_FPCTL_UNKNOWN = -1 };	/* never a saved state */
+HIDDEN int uarch_switch(void *arg, ucont_t *fn, char *bottom,
+			int share_fpctl);
+enum { UARCH_FPCTL_NONE = -1 };	/* never a real state */
 
 HIDDEN __attribute__((noreturn))
 void uarch_resume(char *sp, const void *buf, size_t len, long fpctl);
@@ -345,7 +350,7 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 		s->s_done(s, u);
 	to = usched_pick(s);
 	uarch_resume(s->s_bottom - to.t_len, to.t_buf, to.t_len,
-		     UARCH_FPCTL_UNKNOWN);
+		     UARCH_FPCTL_NONE);
 }
 
 /* Called by uarch_start when a thread's function returns. */
@@ -440,7 +445,7 @@ void usched_run(struct usched *s)
 			     "on another native thread", (void *)s);
 	usched_here = s;
 	san_enter(s);
-	uarch_switch(s, &usched_enter, NULL);
+	uarch_switch(s, &usched_enter, NULL, 0);
 	usched_here = NULL;
 	__atomic_store_n(&s->s_running, 0, __ATOMIC_RELEASE);
 }
@@ -465,11 +470,14 @@ struct ustack *ustack_self(void)
 
 int ustack_block(void)
 {
-	struct ustack *u = ustack_self();
+	/* s is u->u_sched, but one load nearer: the FP control state is
+	 * saved only once the branch on s_share_fpctl is resolved. */
+	struct usched *s = usched_here;
+	struct ustack *u = s != NULL ? s->s_self : NULL;
 
 	if (u == NULL)
 		usched_panic("ustack_block() called outside a usched thread");
-	return uarch_switch(u, &usched_suspend, u->u_sched->s_bottom);
+	return uarch_switch(u, &usched_suspend, s->s_bottom, s->s_share_fpctl);
 }
 
 void ustack_abort(void)
@@ -484,8 +492,9 @@ void ustack_abort(void)
 /*
  * ======================== x86-64 ========================
  * Context pushed by uarch_switch, from the saved stack pointer up:
- *	+0 MXCSR, +4 x87 control word, +6 zero, +8 r15 r14 r13 r12 rbx rbp,
- *	+56 return address.
+ *	+0 MXCSR, +4 x87 control word, +6 0xffff (or +0 all ones if the FP
+ *	control state is shared), +8 r15 r14 r13 r12 rbx rbp, +56 return
+ *	address.
  * The stack pointer is 16-byte aligned at +0.
  */
 #if defined(__x86_64__)
@@ -520,10 +529,13 @@ __asm__(
 	"pushq %r15\n"
 	".cfi_adjust_cfa_offset 8\n"
 	".cfi_rel_offset %r15, 0\n"
-	"pushq $0\n"
+	"pushq $-1\n"			/* UARCH_FPCTL_NONE */
 	".cfi_adjust_cfa_offset 8\n"
+	"testl %ecx, %ecx\n"
+	"jnz 2f\n"
 	"stmxcsr (%rsp)\n"
 	"fnstcw 4(%rsp)\n"
+"2:\n"
 	"movq %rdx, %rbx\n"		/* the bottom, kept across fn */
 	"testq %rbx, %rbx\n"
 	"cmovzq %rsp, %rbx\n"
@@ -571,6 +583,8 @@ __asm__(
 "1:\n"
 	"cmpq (%rbx), %r12\n"
 	"je 2f\n"
+	"cmpq $-1, (%rbx)\n"
+	"je 2f\n"
 	"ldmxcsr (%rbx)\n"
 	"fldcw 4(%rbx)\n"
 "2:\n"
@@ -607,7 +621,8 @@ __asm__(
 /*
  * ======================== aarch64 ========================
  * Context pushed by uarch_switch, from the saved stack pointer up:
- *	+0 x19..x28, +80 x29 x30, +96 d8..d15, +160 FPCR; 176 bytes.
+ *	+0 x19..x28, +80 x29 x30, +96 d8..d15, +160 FPCR (all ones if
+ *	shared); 176 bytes.
  */
 #elif defined(__aarch64__)
 #ifdef USCHED_ASAN
@@ -637,7 +652,10 @@ __asm__(
 	"stp d10, d11, [sp, #112]\n"
 	"stp d12, d13, [sp, #128]\n"
 	"stp d14, d15, [sp, #144]\n"
+	"mov x9, #-1\n"			/* UARCH_FPCTL_NONE */
+	"cbnz w3, 3f\n"
 	"mrs x9, fpcr\n"
+"3:\n"
 	"str x9, [sp, #160]\n"
 	"mov x19, x2\n"			/* the bottom, kept across fn */
 	"cbnz x19, 2f\n"
@@ -673,7 +691,10 @@ __asm__(
 "1:\n"
 	"mov sp, x19\n"
 	"ldr x9, [sp, #160]\n"
+	"cmn x9, #1\n"
+	"b.eq 2f\n"
 	"msr fpcr, x9\n"
+"2:\n"
 	"ldp x19, x20, [sp, #0]\n"
 	"ldp x21, x22, [sp, #16]\n"
 	"ldp x23, x24, [sp, #32]\n"

@@ -29,6 +29,13 @@ void sched_set_pinning(int on)
 	pinning = on;
 }
 
+static int share_fpctl;
+
+void sched_set_share_fpctl(int on)
+{
+	share_fpctl = on;
+}
+
 /* Decided by procs_start, on the caller's thread, once for all processors. */
 static int pinning_on(void)
 {
@@ -325,8 +332,10 @@ int procs_start(struct procs *ps)
 	ps->ps_pin = pinning_on();
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
 		struct proc *p = proc_nth(ps, ps->ps_run);
-		int rc = pthread_create(&p->p_thread, NULL, proc_main, p);
+		int rc;
 
+		p->p_sched.s_share_fpctl = share_fpctl;
+		rc = pthread_create(&p->p_thread, NULL, proc_main, p);
 		if (rc != 0)
 			return -rc;
 	}

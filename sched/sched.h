@@ -51,6 +51,13 @@ const char *sched_names(void);
 
 /* Pin processor i to the i-th allowed CPU (default on; env USCHED_PIN=0). */
 void sched_set_pinning(int on);
+/*
+ * Threads share the floating-point control state (s_share_fpctl in
+ * usched.h): faster switches, but a thread's change of the state holds for
+ * the threads that run after it, until it sets it back. Off by default;
+ * taken by the processors started next.
+ */
+void sched_set_share_fpctl(int on);
 
 #ifdef __cplusplus
 }

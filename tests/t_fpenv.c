@@ -1,4 +1,8 @@
-/* The floating-point control state belongs to each thread. */
+/*
+ * The floating-point control state belongs to each thread, unless the
+ * dispatcher's threads share it (s_share_fpctl), which may be turned on and
+ * off while threads are blocked.
+ */
 #include "tap.h"
 #include "tsched.h"
 
@@ -64,6 +68,56 @@ static void rounder(void *arg)
 #endif
 }
 
+static struct tsched shared;
+static int found[2];
+
+/* a: index, mode to set, then s_share_fpctl to set before yielding or -1. */
+static void leaver(void *arg)
+{
+	int *a = arg;
+
+	fesetround(a[1]);
+	if (a[2] >= 0)
+		shared.ts_s.s_share_fpctl = a[2];
+	tsched_yield();
+	found[a[0]] = fegetround();
+}
+
+/* Thread 0 sets UPWARD and yields to thread 1, which sets DOWNWARD. */
+static void run_shared(int share, int share_after)
+{
+	int args[2][3] = { { 0, FE_UPWARD, -1 },
+			   { 1, FE_DOWNWARD, share_after } };
+
+	tsched_init(&shared);
+	shared.ts_s.s_share_fpctl = share;
+	found[0] = found[1] = -1;
+	tsched_spawn(&shared, leaver, args[0]);
+	tsched_spawn(&shared, leaver, args[1]);
+	tsched_run(&shared);
+}
+
+static void test_shared(void)
+{
+	run_shared(1, -1);
+	ok(found[0] == FE_DOWNWARD && found[1] == FE_DOWNWARD,
+	   "shared: a thread resumes with the state the last one left");
+	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
+	   "shared: usched_run's caller got its own mode back");
+	run_shared(1, 0);
+	ok(found[0] == FE_DOWNWARD,
+	   "sharing turned off: a thread blocked while it was on keeps "
+	   "the state in force");
+	ok(found[1] == FE_DOWNWARD,
+	   "sharing turned off: the thread that turned it off got its own");
+	run_shared(0, 1);
+	ok(found[0] == FE_UPWARD,
+	   "sharing turned on: a thread blocked while it was off gets its "
+	   "own back");
+	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
+	   "usched_run's caller got its own mode back after the toggles");
+}
+
 int main(void)
 {
 	/* Runs of threads with the same state switch without reloading it. */
@@ -86,5 +140,6 @@ int main(void)
 	}
 	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
 	   "usched_run's caller got its own mode back");
+	test_shared();
 	return tap_done();
 }

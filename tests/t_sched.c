@@ -7,6 +7,7 @@
 #include "../sched/sched.h"
 
 #include <errno.h>
+#include <fenv.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,56 @@ static void test_wake_before_wait(void)
 	require(ops->so_fini() == 0);	/* fini starts the processors */
 	ok(early_result, "%s: two wakes before two waits; neither blocks "
 	   "forever", ops->so_name);
+}
+
+/*
+ * sched_set_share_fpctl: a thread woken by one that changed the rounding
+ * mode and blocked finds that mode if they share the state, else its own.
+ */
+static void *fp_sleeper, *fp_waker;
+static int fp_found;
+
+static void fp_sleep(void *arg)
+{
+	(void)arg;
+	fp_sleeper = ops->so_self();
+	ops->so_wait();
+	fp_found = fegetround();
+	fesetround(FE_TONEAREST);
+	ops->so_wake(fp_waker);
+}
+
+static void fp_wake(void *arg)
+{
+	(void)arg;
+	if (fp_sleeper == NULL)		/* the sleeper must run first */
+		return;
+	fp_waker = ops->so_self();
+	fesetround(FE_UPWARD);
+	ops->so_wake(fp_sleeper);
+	ops->so_wait();
+	fesetround(FE_TONEAREST);
+}
+
+static int run_share_fpctl(int on)
+{
+	sched_set_share_fpctl(on);
+	fp_sleeper = fp_waker = NULL;
+	fp_found = -1;
+	require(ops->so_init(1, 2) == 0);
+	require(ops->so_spawn(fp_sleep, NULL, 0) != NULL);
+	require(ops->so_spawn(fp_wake, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	sched_set_share_fpctl(0);
+	return fp_found;
+}
+
+static void test_share_fpctl(void)
+{
+	ok(run_share_fpctl(0) == FE_TONEAREST, "%s: a woken thread has its "
+	   "own rounding mode", ops->so_name);
+	ok(run_share_fpctl(1) == FE_UPWARD, "%s: sharing the FP control "
+	   "state, it has its waker's", ops->so_name);
 }
 
 /* A wake of a finished thread is reported. */
@@ -260,6 +311,7 @@ int main(void)
 		run_ring(3, 50, 2000, 3, 1);
 		test_wake_before_wait();
 		test_wake_finished();
+		test_share_fpctl();
 		test_misc();
 		test_million();
 	}
