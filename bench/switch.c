@@ -3,9 +3,11 @@
  * stack. A cycle of threads (two by default) hand control on, each to the
  * next; each keeps `extra` bytes live in its frame, so every switch copies
  * the stack out and back in. With many threads the copies come from
- * farther caches, as in a ring of as many.
+ * farther caches, as in a ring of as many. With -f the threads share the
+ * floating-point control state (s_share_fpctl), which a switch then
+ * neither saves nor restores.
  *
- * usage: switch [-n ROUNDS] [-t THREADS] [EXTRA_BYTES...]
+ * usage: switch [-n ROUNDS] [-t THREADS] [-f] [EXTRA_BYTES...]
  */
 #include "../usched.h"
 #include "args.h"
@@ -70,12 +72,14 @@ static void cycle_thread(void *arg)
 		c->c_error = 1;
 }
 
+static int share_fpctl;	/* -f */
+
 static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
 			    int *used)
 {
 	struct cycle c = {
 		.c_s = { .s_next = cycle_next, .s_alloc = bench_alloc,
-			 .s_free = bench_free },
+			 .s_free = bench_free, .s_share_fpctl = share_fpctl },
 		.c_u = calloc(threads, sizeof(struct ustack)),
 		.c_rounds = rounds,
 		.c_extra = extra,
@@ -104,9 +108,10 @@ static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
 }
 
 static const char usage[] =
-	"[-n ROUNDS] [-t THREADS] [EXTRA_BYTES...]\n"
+	"[-n ROUNDS] [-t THREADS] [-f] [EXTRA_BYTES...]\n"
 	"  -n ROUNDS    hand-overs per thread and size (default 10000000)\n"
 	"  -t THREADS   threads in the cycle (default 2)\n"
+	"  -f           threads share the FP control state (s_share_fpctl)\n"
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
@@ -128,14 +133,19 @@ int main(int argc, char **argv)
 	int nsizes = sizeof dflt / sizeof dflt[0], i = 1, used;
 	uint64_t rounds = 10000000, threads = 2;
 
-	for (; i < argc && (strcmp(argv[i], "-n") == 0 ||
-			    strcmp(argv[i], "-t") == 0); i += 2) {
+	for (; i < argc && (strcmp(argv[i], "-f") == 0 ||
+			    strcmp(argv[i], "-n") == 0 ||
+			    strcmp(argv[i], "-t") == 0); i++) {
+		if (argv[i][1] == 'f') {
+			share_fpctl = 1;
+			continue;
+		}
 		if (i + 1 == argc)
 			usage_fail(argv[0], usage, "%s needs a value", argv[i]);
 		if (argv[i][1] == 'n')
-			rounds = parse_arg(argv[0], argv[i + 1], 1ULL << 40);
+			rounds = parse_arg(argv[0], argv[++i], 1ULL << 40);
 		else
-			threads = parse_arg(argv[0], argv[i + 1], 1 << 24);
+			threads = parse_arg(argv[0], argv[++i], 1 << 24);
 	}
 	if (rounds == 0)
 		usage_fail(argv[0], usage, "ROUNDS must be positive");

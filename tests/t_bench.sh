@@ -134,8 +134,11 @@ for t in 1 3 1000; do
 		[[ $(echo "$out" | wc -l) = 2 ]]
 	ok $? "switch -t $t -n 100 0 runs a cycle of $t threads"
 done
+out=$("$bin/switch" -n 100 -f -t 3 0 64 2>&1) &&
+	[[ $(echo "$out" | wc -l) = 3 ]]
+ok $? "switch -n 100 -f -t 3 0 64: -f among the options"
 for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
-	 "-t x" "-n 10 -t 99999999"; do
+	 "-t x" "-n 10 -t 99999999" "-f -n" "-f --bogus"; do
 	"$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
 	ok $? "switch $a exits 2"
 done

@@ -364,12 +364,13 @@ PERF_FAKES = {
     "ring-cpp": "echo 0.5",
     "ring-boost": "echo 2.0",
     "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
-    # 10 ns + 1 ns per 100 extra bytes; twice that per byte in a cycle of
-    # more than 2 threads.
-    "switch": 't=2; while [ $# -gt 0 ]; do case "$1" in\n'
-              '-t) t=$2; shift 2;; -n) shift 2;; *) break;; esac; done\n'
+    # 13 ns (12 with -f) + 1 ns per 100 extra bytes; twice that per byte in
+    # a cycle of more than 2 threads.
+    "switch": 't=2; b=13; while [ $# -gt 0 ]; do case "$1" in\n'
+              '-t) t=$2; shift 2;; -n) shift 2;; -f) b=12; shift;;\n'
+              '*) break;; esac; done\n'
               'echo "   saved B  ns/switch"; k=100; [ $t = 2 ] || k=50\n'
-              'for d in "$@"; do echo "$((128 + d)) $((10 + d / k))"; done',
+              'for d in "$@"; do echo "$((128 + d)) $((b + d / k))"; done',
     "create": "echo 20.0",
 }
 
@@ -382,8 +383,10 @@ def test_perf(tmp):
     out = p.stdout
     check(p.returncode == 0, "perf.py runs on programs that work",
           p.stderr)
-    check("10.00 ns a switch   goal <= 12: met" in out,
-          "the switch figure and its verdict", out)
+    check("128 bytes saved: 13.00 ns a switch   goal <= 12: MISSED" in out
+          and "128 bytes saved: 12.00 ns a switch with -f   goal <= 12: met"
+          in out, "the switch figures, without and with -f, and verdicts",
+          out)
     check(out.count("0.50x MISSED") == 3 and out.count("2.00x met") == 3,
           "ring: 1 s against 0.5 s is 0.50x, against 2 s 2.00x, per R", out)
     check(out.count("failed: ring-go: out of memory") == 3,
