@@ -115,10 +115,10 @@ static void test_wake_before_wait(void)
 static void *fp_sleeper, *fp_waker;
 static int fp_found;
 
+/* Runs first (FIFO), so it has blocked when it is woken. */
 static void fp_sleep(void *arg)
 {
 	(void)arg;
-	fp_sleeper = ops->so_self();
 	ops->so_wait();
 	fp_found = fegetround();
 	fesetround(FE_TONEAREST);
@@ -128,9 +128,6 @@ static void fp_sleep(void *arg)
 static void fp_wake(void *arg)
 {
 	(void)arg;
-	if (fp_sleeper == NULL)		/* the sleeper must run first */
-		return;
-	fp_waker = ops->so_self();
 	fesetround(FE_UPWARD);
 	ops->so_wake(fp_sleeper);
 	ops->so_wait();
@@ -140,11 +137,11 @@ static void fp_wake(void *arg)
 static int run_share_fpctl(int on)
 {
 	sched_set_share_fpctl(on);
-	fp_sleeper = fp_waker = NULL;
 	fp_found = -1;
 	require(ops->so_init(1, 2) == 0);
-	require(ops->so_spawn(fp_sleep, NULL, 0) != NULL);
-	require(ops->so_spawn(fp_wake, NULL, 0) != NULL);
+	fp_sleeper = ops->so_spawn(fp_sleep, NULL, 0);
+	fp_waker = ops->so_spawn(fp_wake, NULL, 0);
+	require(fp_sleeper != NULL && fp_waker != NULL);
 	require(ops->so_fini() == 0);
 	sched_set_share_fpctl(0);
 	return fp_found;
