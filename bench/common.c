@@ -9,15 +9,25 @@ int bench_is_option(const char *arg)
 	return arg[0] == '-' && arg[1] != 0 && !(arg[1] >= '0' && arg[1] <= '9');
 }
 
+static unsigned flag_of(const char *arg)
+{
+	if (strcmp(arg, "-v") == 0)
+		return BENCH_VERBOSE;
+	return strcmp(arg, "-f") == 0 ? BENCH_SHARE_FPCTL : 0;
+}
+
 int bench_options(int argc, char **argv, const char *usage, const char *dflt,
-		  int allow_none, const struct sched_ops **ops, int *verbose)
+		  int allow_none, const struct sched_ops **ops,
+		  unsigned accept, unsigned *flags)
 {
 	const char *name = dflt;
 	int i;
 
 	for (i = 1; i < argc && bench_is_option(argv[i]); i++) {
-		if (verbose != NULL && strcmp(argv[i], "-v") == 0)
-			*verbose = 1;
+		unsigned flag = flag_of(argv[i]) & accept;
+
+		if (flag != 0)
+			*flags |= flag;
 		else if (strcmp(argv[i], "--sched") != 0)
 			usage_fail(argv[0], usage, "unknown option '%s'", argv[i]);
 		else if (i + 1 < argc)

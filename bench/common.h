@@ -8,15 +8,23 @@
 #include "../sched/sched.h"
 #include "../usched.h"
 
+/* Options without a value that a program may accept. */
+enum {
+	BENCH_VERBOSE     = 1,	/* -v */
+	BENCH_SHARE_FPCTL = 2,	/* -f: threads share the FP control state */
+};
+
 /*
  * Parses the options before the first positional argument (negative
  * numbers count as positional, so that they are rejected as such). Sets
  * *ops (default: the scheduler called dflt; "none" gives NULL where
- * allow_none) and *verbose (if not NULL). Returns the index of the first
- * positional argument; bad options exit 2 with the usage message.
+ * allow_none) and in *flags those of the options in accept that are
+ * given. Returns the index of the first positional argument; bad options
+ * exit 2 with the usage message.
  */
 int bench_options(int argc, char **argv, const char *usage, const char *dflt,
-		  int allow_none, const struct sched_ops **ops, int *verbose);
+		  int allow_none, const struct sched_ops **ops,
+		  unsigned accept, unsigned *flags);
 
 /* An option, not an argument: "-x" or "--x", but not "-" or "-5". */
 int bench_is_option(const char *arg);

@@ -94,7 +94,7 @@ static void run_bare(void)
 int main(int argc, char **argv)
 {
 	double secs;
-	int i = bench_options(argc, argv, usage, "ll", 1, &ops, NULL);
+	int i = bench_options(argc, argv, usage, "ll", 1, &ops, 0, NULL);
 
 	if (argc - i != 1)
 		usage_fail(argv[0], usage, "expected COUNT");

@@ -13,8 +13,10 @@
  * that it has not been woken more often than that; at the end both must be
  * M. A spurious wake-up fails the run; a lost one would leave it hanging.
  * USCHED_RING_FAULT=spurious injects a spurious wake-up, to test the check.
+ * With -f the threads share the floating-point control state, as the
+ * C++20, Go and Rust peers' do: switches neither save nor restore it.
  *
- * usage: ring [--sched rr|ll] [-v] N R M D P
+ * usage: ring [--sched rr|ll] [-v] [-f] N R M D P
  * Prints the elapsed seconds (stdout); -v adds figures on stderr.
  */
 #include "../ll.h"
@@ -30,9 +32,10 @@
 #include <sys/resource.h>
 
 static const char usage[] =
-	"[--sched NAME] [-v] N R M D P\n"
+	"[--sched NAME] [-v] [-f] N R M D P\n"
 	"  --sched NAME  scheduler: rr or ll (default ll)\n"
 	"  -v            also print rates, counters and memory on stderr\n"
+	"  -f            threads share the FP control state\n"
 	"  N R M D P     threads per cycle, cycles, rounds, extra stack bytes,\n"
 	"                native threads\n";
 
@@ -241,10 +244,13 @@ int main(int argc, char **argv)
 {
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
-	int verbose = 0, fault = fault_wanted(prog), i;
+	int fault = fault_wanted(prog), i;
+	unsigned flags = 0;
 	double t0, secs;
 
-	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops, &verbose);
+	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops,
+			  BENCH_VERBOSE | BENCH_SHARE_FPCTL, &flags);
+	sched_set_share_fpctl(flags & BENCH_SHARE_FPCTL);
 	ring.r_rounds = rounds_of(ring.r_ops);
 	argv[i - 1] = argv[0];
 	ring_args_parse(a, argc - i + 1, argv + i - 1, 0);
@@ -294,7 +300,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("%.6f\n", secs);
-	if (verbose)
+	if (flags & BENCH_VERBOSE)
 		print_details(secs);
 	free(ring.r_thread);
 	free(ring.r_handed);

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 	struct node root = { .n_leaves = 1000000 };
 	uint64_t procs = 1;
 	double secs;
-	int i = bench_options(argc, argv, usage, "ll", 0, &ops, NULL);
+	int i = bench_options(argc, argv, usage, "ll", 0, &ops, 0, NULL);
 
 	if (argc - i > 2)
 		usage_fail(argv[0], usage, "too many arguments");

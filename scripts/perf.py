@@ -109,26 +109,33 @@ def ring_n8(args):
     section("Ring N=8, P=1: millions of messages/s (best of %d), usched ll "
             "against C++20 (goal 0.8x), Boost.Context (1.5x), Go (10x)"
             % args.runs)
+    print("(ll -f: the threads share the FP control state, as C++20's, "
+          "Go's and Rust's do; its ratio is against C++20)")
     peers = (("C++20", "ring-cpp", 0.8), ("Boost", "ring-boost", 1.5),
              ("Go", "ring-go", 10.0))
-    print("%9s %8s %10s" % ("R", "M", "usched ll")
+    print("%9s %8s %10s %16s" % ("R", "M", "usched ll", "ll -f")
           + "".join(" %22s" % p[0] for p in peers))
     for r in args.rs:
         m = rounds(8, r)
-        cmds = [["ring", "--sched", "ll", 8, r, m, 0, 1]]
+        cmds = [["ring", "--sched", "ll", 8, r, m, 0, 1],
+                ["ring", "-f", "--sched", "ll", 8, r, m, 0, 1]]
         cmds += [[p[1], 8, r, m, 0, 1] for p in peers]
         if r > 100000 and not args.all_peers:
-            cmds[2:] = []  # 16 KiB fibers, 2 KiB goroutines: tens of GB
+            cmds[3:] = []  # 16 KiB fibers, 2 KiB goroutines: tens of GB
         t = best(cmds, args.runs if r <= 10000 else 1)
-        line = "%9d %8d %10s" % (r, m, show(mmsgs(8, r, t[0]), "%.1f"))
+        x = ratio(t[1], t[2])
+        line = "%9d %8d %10s %16s" % (
+            r, m, show(mmsgs(8, r, t[0]), "%.1f"),
+            "%s = %.2fx" % (show(mmsgs(8, r, t[1]), "%.1f"), x) if x
+            else show(t[1]))
         for i, p in enumerate(peers):
-            if i + 1 >= len(t):
+            if i + 2 >= len(t):
                 line += " %22s" % "skipped (memory)"
                 continue
-            x = ratio(t[0], t[i + 1])
+            x = ratio(t[0], t[i + 2])
             line += " %22s" % ("%s = %.2fx %s" % (
-                show(mmsgs(8, r, t[i + 1]), "%.1f"), x,
-                verdict(x, p[2], True)) if x else show(t[i + 1]))
+                show(mmsgs(8, r, t[i + 2]), "%.1f"), x,
+                verdict(x, p[2], True)) if x else show(t[i + 2]))
         print(line)
 
 

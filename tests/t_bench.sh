@@ -57,8 +57,12 @@ for s in rr ll; do
 		expect 0 ring --sched $s $a
 	done
 	USCHED_RING_FAULT=spurious expect 1 ring --sched $s 4 3 10 0 1
+	expect 0 ring -f --sched $s 7 13 101 1000 2
+	USCHED_RING_FAULT=spurious expect 1 ring -f --sched $s 4 3 10 0 1
 done
 expect 0 ring -v 4 3 10 0 1
+expect 0 ring -v -f 4 3 10 0 1
+expect 2 create -f 10		# -f is the ring's only
 for a in "${bad_ring_args[@]}" "2 1 1 600000 1"; do
 	expect 2 ring $a
 done

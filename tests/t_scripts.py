@@ -360,7 +360,8 @@ PERF_FAKES = {
     "ring": 'case "$*" in *-v*) echo "switches: 1000 (1 ns each)" >&2; '
             'echo "processor 0: max stack $((112 + $7)) B" >&2; '
             'echo "peak RSS: 1000 KiB, 150.0 bytes per thread" >&2;; esac\n'
-            'case "$*" in *" 1000 1") echo 1.00002;; *) echo 1.0;; esac',
+            'case "$*" in *-f*) echo 0.75;; *" 1000 1") echo 1.00002;;\n'
+            '*) echo 1.0;; esac',
     "ring-cpp": "echo 0.5",
     "ring-boost": "echo 2.0",
     "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
@@ -389,6 +390,8 @@ def test_perf(tmp):
           out)
     check(out.count("0.50x MISSED") == 3 and out.count("2.00x met") == 3,
           "ring: 1 s against 0.5 s is 0.50x, against 2 s 2.00x, per R", out)
+    check(out.count(" = 0.67x ") == 3,
+          "ring -f: 0.75 s against C++20's 0.5 s is 0.67x, per R", out)
     check(out.count("failed: ring-go: out of memory") == 3,
           "a failing peer is reported with its message", out)
     check("-> 0.50 met" in out and "-> 1.00 MISSED" in out,
