@@ -92,14 +92,12 @@ static void test_hello(void)
 	   "hello: two threads take turns");
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	char *left, *right, *dir;
 
-	(void)argc;
-	(void)argv;
 	require(n > 0);
 	exe[n] = 0;
 	runner = getenv("USCHED_TEST_EXEC");

@@ -22,13 +22,11 @@
 #include "../sched/sched.h"
 
 #include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 enum {
 	DEFAULT_OPS   = 1000000,	/* script operations in a default run */

@@ -1,7 +1,8 @@
 /*
  * The schedulers, through the function table: rings on one and several
  * processors, wake before wait, wake of a finished thread, idle processors
- * and termination, spawning from threads, a million threads.
+ * and termination, spawning from threads, a million threads, a shared
+ * floating-point control state (sched_set_share_fpctl).
  */
 #include "tap.h"
 #include "../sched/sched.h"

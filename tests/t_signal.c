@@ -100,7 +100,7 @@ int main(void)
 	timer_delete(timer);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	ok(switches >= target, "%ld switches in %.2f s", switches, secs);
+	diag("%ld switches in %.2f s", switches, secs);
 	/*
 	 * The timer asks for 10 kHz; what arrives depends on how much CPU
 	 * this process gets (pending signals coalesce), so no rate is asserted.

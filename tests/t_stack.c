@@ -7,7 +7,6 @@
 #include "tsched.h"
 
 #include <stdint.h>
-#include <string.h>
 
 static long bad;	/* locals found corrupted after a resume */
 static long resumes;

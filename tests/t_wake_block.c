@@ -13,10 +13,7 @@
 #include "tap.h"
 #include "../sched/sched.h"
 
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 enum { CHUNK = 1 << 20 };	/* an arena chunk: sched/proc.c */
 
