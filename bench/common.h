@@ -1,6 +1,7 @@
 /*
- * What the usched benchmarks share: the options --sched NAME and -v, a
- * clock, and plain malloc-backed buffer call-backs for the bare dispatcher.
+ * What the usched benchmarks share: the options --sched NAME, -v and -f,
+ * and plain malloc-backed buffer call-backs for the bare dispatcher (the
+ * clock and the argument parsers are in args.h).
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H

@@ -241,9 +241,10 @@ def memory(args):
 def main():
     global BIN
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3,
+    ap.add_argument("--runs", type=sweep.int_at_least(1), default=3,
                     help="rounds of each comparison (default 3)")
-    ap.add_argument("--rs", default="2,100,10000,1000000",
+    ap.add_argument("--rs", type=sweep.int_list(1),
+                    default="2,100,10000,1000000",
                     help="R values of the N=8 ring (the first three for "
                     "the others)")
     ap.add_argument("--all-peers", action="store_true",
@@ -253,12 +254,6 @@ def main():
     ap.add_argument("--bin", default=BIN,
                     help="where the programs are (default bench/bin)")
     args = ap.parse_args()
-    try:
-        args.rs = [int(x) for x in args.rs.split(",")]
-        if not args.rs or min(args.rs) < 1 or args.runs < 1:
-            raise ValueError
-    except ValueError:
-        ap.error("--rs wants R values >= 1, --runs a count >= 1")
     BIN = args.bin
     try:
         for part in (switch, ring_n8, ring_n2, ring_p2, extra_bytes,
