@@ -167,8 +167,10 @@ static inline struct sched_thread *sched_dequeue(struct sched_queue *q)
 /*
  * With many threads, the next one's stack is rarely in the cache: start
  * loading it (up to 4 KiB) while the one just picked runs. A queued thread
- * with a buffer has blocked, so its u_used is set. always_inline: gcc
- * drops calls to a function whose only effect is a prefetch.
+ * with a buffer has blocked, so its u_used is set. Buffers are 16-byte
+ * aligned, so even a small stack may span one line more than its size
+ * says. always_inline: gcc drops calls to a function whose only effect is
+ * a prefetch.
  */
 static inline __attribute__((always_inline))
 void proc_prefetch_next(struct proc *p)
@@ -179,15 +181,16 @@ void proc_prefetch_next(struct proc *p)
 
 	if (n == NULL || (buf = n->t_u.u_stack) == NULL)
 		return;
+	len = n->t_u.u_used;
 	__builtin_prefetch(buf);
 	__builtin_prefetch(buf + 64);
-	len = n->t_u.u_used;
 	if (__builtin_expect(len > 128, 0)) {
 		if (len > 4096)
 			len = 4096;
 		for (int off = 128; off < len; off += 64)
 			__builtin_prefetch(buf + off);
 	}
+	__builtin_prefetch(buf + len - 1);
 }
 
 /*
