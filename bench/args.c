@@ -49,25 +49,15 @@ int parse_leaves(const char *s, uint64_t *out)
 	return p == *out ? 0 : -1;
 }
 
-/* "PROG: WHY" on stderr. */
-static void complain(const char *prog, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
-
-static void complain(const char *prog, const char *fmt, va_list ap)
-{
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
+	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	complain(prog, fmt, ap);
+	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "usage: %s %s", prog, usage);
+	fprintf(stderr, "\nusage: %s %s", prog, usage);
 	exit(2);
 }
 
@@ -77,19 +67,9 @@ static const char ring_usage_head[] =
 	"  R  number of cycles (>= 1)\n"
 	"  M  rounds; in round i thread i % N of each cycle sends the token (>= 1)\n";
 
-/* Build the usage text, which depends on what the peer allows for D and P. */
-static void ring_fail(const char *prog, unsigned int flags,
-		      const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 3, 4)));
-
-static void ring_fail(const char *prog, unsigned int flags,
-		      const char *fmt, ...)
+/* The usage text, which depends on what the peer allows for D and P. */
+static void ring_usage(const char *prog, unsigned int flags)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	complain(prog, fmt, ap);
-	va_end(ap);
 	fprintf(stderr, "usage: %s ", prog);
 	fputs(ring_usage_head, stderr);
 	if (flags & RING_STACKLESS)
@@ -105,24 +85,35 @@ static void ring_fail(const char *prog, unsigned int flags,
 		fprintf(stderr, "  P  native threads (1..%llu)\n",
 			(unsigned long long)RING_MAX_P);
 	fprintf(stderr, "Prints the elapsed seconds of the run, thread creation included.\n");
-	exit(2);
 }
 
-void ring_args_parse(struct ring_args *a, int argc, char **argv,
-		     unsigned int flags)
+/* Writes why an argument is bad to a ring_why; returns -1. */
+static int ring_bad(struct ring_why *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int ring_bad(struct ring_why *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why->w_text, sizeof(why->w_text), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int ring_args_read(struct ring_args *a, int argc, char **argv,
+		   unsigned int flags, struct ring_why *why)
 {
 	static const char *const names[] = { "N", "R", "M", "D", "P" };
-	const char *prog = argc > 0 ? argv[0] : "ring";
 	uint64_t v[5];
 	int i;
 
 	if (argc != 6)
-		ring_fail(prog, flags, "expected 5 arguments, got %d", argc - 1);
+		return ring_bad(why, "expected 5 arguments, got %d", argc - 1);
 	for (i = 0; i < 5; i++) {
 		if (parse_u64(argv[i + 1], &v[i]) != 0)
-			ring_fail(prog, flags,
-				  "%s: not an unsigned 64-bit decimal: '%s'",
-				  names[i], argv[i + 1]);
+			return ring_bad(why, "%s: not an unsigned 64-bit "
+					"decimal: '%s'", names[i], argv[i + 1]);
 	}
 	a->n = v[0];
 	a->r = v[1];
@@ -131,33 +122,49 @@ void ring_args_parse(struct ring_args *a, int argc, char **argv,
 	a->p = v[4];
 
 	if (a->n < 2)
-		ring_fail(prog, flags, "N must be at least 2");
+		return ring_bad(why, "N must be at least 2");
 	if (a->r < 1)
-		ring_fail(prog, flags, "R must be at least 1");
+		return ring_bad(why, "R must be at least 1");
 	if (a->m < 1)
-		ring_fail(prog, flags, "M must be at least 1");
+		return ring_bad(why, "M must be at least 1");
 	if (a->p < 1)
-		ring_fail(prog, flags, "P must be at least 1");
+		return ring_bad(why, "P must be at least 1");
 	if (a->r > UINT64_MAX / a->n)
-		ring_fail(prog, flags, "N*R overflows 64 bits");
+		return ring_bad(why, "N*R overflows 64 bits");
 	a->threads = a->n * a->r;
 	if (a->m > UINT64_MAX / a->threads)
-		ring_fail(prog, flags, "N*R*M overflows 64 bits");
+		return ring_bad(why, "N*R*M overflows 64 bits");
 	a->msgs = a->threads * a->m;
 	if (a->threads > RING_MAX_THREADS)
-		ring_fail(prog, flags, "N*R = %llu threads is more than %llu",
-			  (unsigned long long)a->threads,
-			  (unsigned long long)RING_MAX_THREADS);
+		return ring_bad(why, "N*R = %llu threads is more than %llu",
+				(unsigned long long)a->threads,
+				(unsigned long long)RING_MAX_THREADS);
 	if ((flags & RING_STACKLESS) && a->d != 0)
-		ring_fail(prog, flags, "D must be 0: stackless coroutines keep no stack frame while blocked");
+		return ring_bad(why, "D must be 0: stackless coroutines keep "
+				"no stack frame while blocked");
 	if (a->d > RING_MAX_D)
-		ring_fail(prog, flags, "D is more than %llu",
-			  (unsigned long long)RING_MAX_D);
+		return ring_bad(why, "D is more than %llu",
+				(unsigned long long)RING_MAX_D);
 	if ((flags & RING_SINGLE) && a->p != 1)
-		ring_fail(prog, flags, "P must be 1: this peer is single-threaded");
+		return ring_bad(why, "P must be 1: this peer is "
+				"single-threaded");
 	if (!(flags & RING_ANY_P) && a->p > RING_MAX_P)
-		ring_fail(prog, flags, "P is more than %llu",
-			  (unsigned long long)RING_MAX_P);
+		return ring_bad(why, "P is more than %llu",
+				(unsigned long long)RING_MAX_P);
+	return 0;
+}
+
+void ring_args_parse(struct ring_args *a, int argc, char **argv,
+		     unsigned int flags)
+{
+	const char *prog = argc > 0 ? argv[0] : "ring";
+	struct ring_why why;
+
+	if (ring_args_read(a, argc, argv, flags, &why) == 0)
+		return;
+	fprintf(stderr, "%s: %s\n", prog, why.w_text);
+	ring_usage(prog, flags);
+	exit(2);
 }
 
 void check_memory(const char *prog, double need)

@@ -49,6 +49,15 @@ double bench_seconds(void);
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
 
+/* Why ring_args_read() refused the arguments. */
+struct ring_why {
+	char w_text[160];
+};
+
+/* Parse argv = PROG N R M D P into @a: 0, or -1 with the reason in @why,
+ * for a program that prints its own usage. */
+int ring_args_read(struct ring_args *a, int argc, char **argv,
+		   unsigned flags, struct ring_why *why);
 /* Parse argv = PROG N R M D P into @a, or exit(2) with a usage message. */
 void ring_args_parse(struct ring_args *a, int argc, char **argv,
 		     unsigned flags);

@@ -9,9 +9,9 @@
  * with ll a cycle lives on one processor and processors share no data.
  *
  * Token check: a thread counts the tokens handed to it by its left
- * neighbour (only that neighbour writes the count) and, after every wait,
- * that it has not been woken more often than that; at the end both must be
- * M. A spurious wake-up fails the run; a lost one would leave it hanging.
+ * neighbour (only that neighbour writes the count) and checks, after every
+ * wait, that it has not been woken more often than that. A spurious
+ * wake-up fails the run; a lost one would leave it hanging.
  * USCHED_RING_FAULT=spurious injects a spurious wake-up, to test the check.
  * With -f the threads share the floating-point control state, as the
  * C++20, Go and Rust peers' do: switches neither save nor restore it.
@@ -24,7 +24,6 @@
 #include "args.h"
 #include "common.h"
 
-#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,8 +138,6 @@ void rounds(uint64_t t, int (*wait)(void), int (*wake)(void *))
 		if (turn != ring.r_args.n - 1)	/* it did not send */
 			pass(right, wake);
 	}
-	if (handed(mine) != (uint32_t)got)
-		count_error(&ring.r_bad);
 }
 
 /*
@@ -176,14 +173,13 @@ static const struct {
 	{ &rr_ops, rounds_rr },
 };
 
-/* Every scheduler sched_find() knows has its rounds here. */
+/* The rounds for ops; NULL for a scheduler that has none here yet. */
 static void (*rounds_of(const struct sched_ops *ops))(uint64_t)
 {
-	size_t k;
-
-	for (k = 0; direct[k].d_ops != ops; k++)
-		assert(k + 1 < sizeof direct / sizeof direct[0]);
-	return direct[k].d_rounds;
+	for (size_t k = 0; k < sizeof direct / sizeof direct[0]; k++)
+		if (direct[k].d_ops == ops)
+			return direct[k].d_rounds;
+	return NULL;
 }
 
 /* USCHED_RING_FAULT=spurious: inject a spurious wake-up; other values fail. */
@@ -245,6 +241,7 @@ int main(int argc, char **argv)
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
 	int fault = fault_wanted(prog), i;
+	struct ring_why why;
 	unsigned flags = 0;
 	double t0, secs;
 
@@ -252,8 +249,12 @@ int main(int argc, char **argv)
 			  BENCH_VERBOSE | BENCH_SHARE_FPCTL, &flags);
 	sched_set_share_fpctl(flags & BENCH_SHARE_FPCTL);
 	ring.r_rounds = rounds_of(ring.r_ops);
+	if (ring.r_rounds == NULL)
+		usage_fail(prog, usage, "no rounds for scheduler '%s'",
+			   ring.r_ops->so_name);
 	argv[i - 1] = argv[0];
-	ring_args_parse(a, argc - i + 1, argv + i - 1, 0);
+	if (ring_args_read(a, argc - i + 1, argv + i - 1, 0, &why) != 0)
+		usage_fail(prog, usage, "%s", why.w_text);
 	if (a->d > USCHED_STACK_MAX_DEFAULT / 2)
 		usage_fail(prog, usage, "D is more than %d bytes",
 			   USCHED_STACK_MAX_DEFAULT / 2);
