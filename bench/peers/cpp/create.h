@@ -4,7 +4,6 @@
 #ifndef PEERS_CREATE_H
 #define PEERS_CREATE_H
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -30,17 +29,16 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 		usage_fail(name, usage, "COUNT: not a positive decimal: '%s'", argv[1]);
 
 	try {
-		auto start = std::chrono::steady_clock::now();
+		double start = bench_seconds();
 		std::uint64_t runs = loop(count);
-		std::chrono::duration<double, std::nano> elapsed =
-			std::chrono::steady_clock::now() - start;
+		double elapsed = bench_seconds() - start;
 
 		if (runs != count) {
 			std::fprintf(stderr, "%s: %llu of %llu %s ran\n", prog,
 				     (unsigned long long)runs, (unsigned long long)count, units);
 			return 1;
 		}
-		std::printf("%.3f\n", elapsed.count() / count);
+		std::printf("%.3f\n", elapsed * 1e9 / count);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: %s\n", prog, e.what());
 		return 1;

@@ -11,7 +11,6 @@
 // (as with goroutines) all LEAVES*10/9 coroutines are alive at the peak.
 // Every resume comes from the run loop, so the native stack never grows.
 
-#include <chrono>
 #include <coroutine>
 #include <cstdint>
 #include <cstdio>
@@ -101,10 +100,10 @@ int main(int argc, char **argv)
 		run_queue rq;
 		join root{rq, 1};
 
-		auto start = std::chrono::steady_clock::now();
+		double start = bench_seconds();
 		rq.push(node(rq, 0, leaves, root).handle);
 		rq.run();
-		std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+		double elapsed = bench_seconds() - start;
 		std::uint64_t got = root.sum;
 
 		if (root.pending != 0 || got != want) {
@@ -112,7 +111,7 @@ int main(int argc, char **argv)
 				     (unsigned long long)got, (unsigned long long)want);
 			return 1;
 		}
-		std::printf("%.6f\n", elapsed.count());
+		std::printf("%.6f\n", elapsed);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: out of memory for %llu leaves (%s)\n", prog,
 			     (unsigned long long)leaves, e.what());
