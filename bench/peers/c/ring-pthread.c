@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "ring-check.h"
 
 #define PROG		"ring-pthread"
 #define BASE_STACK	(64 * 1024)	/* plenty for the loop plus libc */
-#define PAD_MARK	0xa5
 
 /* One per thread; cache-line aligned so neighbours do not false-share. */
 struct member {
@@ -37,12 +37,6 @@ struct member {
 } __attribute__((aligned(64)));
 
 static struct ring_args cfg;
-
-/* Make the compiler assume *p is read and written behind its back. */
-static inline void escape(void *p)
-{
-	__asm__ __volatile__("" : : "r"(p) : "memory");
-}
 
 static void take(struct member *me)
 {
@@ -87,11 +81,9 @@ static void *member_main(void *arg)
 	size_t d = cfg.d;
 	unsigned char pad[d > 0 ? d : 1];	/* live across every block */
 
-	memset(pad, PAD_MARK, d);
-	escape(pad);
+	pad_fill(pad, d);
 	run(me);
-	escape(pad);
-	if (d > 0 && (pad[0] != PAD_MARK || pad[d - 1] != PAD_MARK))
+	if (!pad_intact(pad, d))
 		me->pad_bad = 1;
 	return NULL;
 }

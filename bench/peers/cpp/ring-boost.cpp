@@ -17,12 +17,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "args.h"
+#include "ring-check.h"
 #include "ring.h"
 
 namespace ctx = boost::context;
@@ -31,13 +31,6 @@ namespace {
 
 constexpr const char *prog = "ring-boost";
 constexpr std::size_t base_stack = 16 * 1024;	// loop, boost's record, slack
-constexpr unsigned char pad_mark = 0xa5;
-
-// Make the compiler assume *p is read and written behind its back.
-inline void escape(void *p)
-{
-	asm volatile("" : : "r"(p) : "memory");
-}
 
 struct member {
 	ctx::fiber fiber;		// suspended context, empty while running
@@ -137,11 +130,9 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 {
 	auto *pad = static_cast<unsigned char *>(alloca(cfg.d > 0 ? cfg.d : 1));
 
-	std::memset(pad, pad_mark, cfg.d);
-	escape(pad);
+	pad_fill(pad, cfg.d);
 	ring_loop(s, cfg, pos, me, right);
-	escape(pad);
-	if (cfg.d > 0 && (pad[0] != pad_mark || pad[cfg.d - 1] != pad_mark))
+	if (!pad_intact(pad, cfg.d))
 		me.pad_bad = true;
 }
 
