@@ -90,31 +90,13 @@ static void *member_main(void *arg)
 
 static int verify(const struct member *members)
 {
-	uint64_t total = 0;
-	uint64_t bad = 0;
+	struct ring_check rc = { PROG, &cfg, 0, 0 };
 	uint64_t i;
 
-	for (i = 0; i < cfg.threads; i++) {
-		const struct member *mb = &members[i];
-
-		total += mb->received;
-		if (mb->received != cfg.m || mb->pad_bad) {
-			if (bad++ < 10)
-				fprintf(stderr, PROG ": thread %llu (cycle %llu) received %llu tokens, expected %llu%s\n",
-					(unsigned long long)i,
-					(unsigned long long)(i / cfg.n),
-					(unsigned long long)mb->received,
-					(unsigned long long)cfg.m,
-					mb->pad_bad ? "; stack pad corrupted" : "");
-		}
-	}
-	if (bad > 0) {
-		fprintf(stderr, PROG ": verification failed: %llu bad threads, %llu of %llu messages\n",
-			(unsigned long long)bad, (unsigned long long)total,
-			(unsigned long long)cfg.msgs);
-		return -1;
-	}
-	return 0;
+	for (i = 0; i < cfg.threads; i++)
+		ring_check_member(&rc, i, members[i].received,
+				  members[i].pad_bad);
+	return ring_check_done(&rc);
 }
 
 int main(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "args.h"
+#include "ring-check.h"
 
 namespace peers {
 
@@ -40,32 +41,18 @@ private:
 	std::size_t tail_ = 0;
 };
 
-// Checks that every member received M tokens (and kept its D-byte stack pad
-// intact); reports up to 10 bad members on stderr.  Member has "received"
-// and "pad_bad" (constant false on stackless peers, which keep no pad).
+// Checks every member's count and pad with ring-check.h, as ring-pthread
+// does.  Member has "received" and "pad_bad" (constant false on stackless
+// peers, which keep no pad).
 template <class Member>
 bool ring_verify(const char *prog, const ring_args &cfg, const std::vector<Member> &members)
 {
-	std::uint64_t total = 0, bad = 0;
+	ring_check rc = {prog, &cfg, 0, 0};
 
-	for (std::uint64_t i = 0; i < cfg.threads; i++) {
-		const Member &mb = members[i];
-
-		total += mb.received;
-		if ((mb.received != cfg.m || mb.pad_bad) && bad++ < 10)
-			std::fprintf(stderr, "%s: thread %llu (cycle %llu) received %llu tokens, expected %llu%s\n",
-				     prog, (unsigned long long)i,
-				     (unsigned long long)(i / cfg.n),
-				     (unsigned long long)mb.received,
-				     (unsigned long long)cfg.m,
-				     mb.pad_bad ? "; stack pad corrupted" : "");
-	}
-	if (bad == 0)
-		return true;
-	std::fprintf(stderr, "%s: verification failed: %llu bad threads, %llu of %llu messages\n",
-		     prog, (unsigned long long)bad, (unsigned long long)total,
-		     (unsigned long long)cfg.msgs);
-	return false;
+	for (std::uint64_t i = 0; i < cfg.threads; i++)
+		ring_check_member(&rc, i, members[i].received,
+				  members[i].pad_bad);
+	return ring_check_done(&rc) == 0;
 }
 
 // The timed run: start(i, pos, me, right) creates member i, at position pos
