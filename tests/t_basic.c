@@ -2,8 +2,6 @@
 #include "tap.h"
 #include "tsched.h"
 
-#include <string.h>
-
 static int ran;
 
 static void no_block(void *arg)
@@ -89,23 +87,17 @@ static void test_block_many(void)
 /* ustack_abort from deep inside: no frame above it runs again. */
 static int after_abort;
 
-static void dive(int depth)
+static int yield_then_abort(void)
 {
-	volatile char pad[64];
-
-	memset((char *)pad, depth, sizeof pad);
-	if (depth > 0) {
-		dive(depth - 1);
-		after_abort = 1;
-	} else if (tsched_yield() == 0) {
+	if (tsched_yield() == 0)
 		ustack_abort();
-	}
+	return 0;
 }
 
 static void aborter(void *arg)
 {
 	(void)arg;
-	dive(50);
+	tap_deep(50, NULL, yield_then_abort);
 	after_abort = 1;
 }
 

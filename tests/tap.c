@@ -71,15 +71,32 @@ long test_threads(long n)
 	return max > 0 && max < n ? max : n;
 }
 
-/* noinline: inlined recursion would put several pads in one frame. */
-__attribute__((noinline)) int tap_deep(int depth, int (*bottom)(void))
+/* Where a frame's pattern starts: it moves with the depth and *seed. */
+static long tap_deep_base(int depth, const int *seed)
 {
-	volatile char pad[1024];
-	int rc;
+	return depth * 31L + (seed != NULL ? *seed * 7L : 0);
+}
 
-	fill_bytes(pad, sizeof pad, (char)depth);
-	rc = depth > 0 ? tap_deep(depth - 1, bottom) : bottom();
-	return bytes_intact(pad, sizeof pad, (char)depth) ? rc : TAP_DEEP_BAD;
+/*
+ * noinline: inlined recursion would put several pads in one frame. The
+ * pattern is in words, each other than its neighbours: a changed or
+ * shifted byte shows as surely as in bytes, in fewer accesses.
+ */
+__attribute__((noinline)) int tap_deep(int depth, const int *seed,
+				       int (*bottom)(void))
+{
+	volatile long pad[1024 / sizeof(long)];
+	size_t n = sizeof pad / sizeof pad[0];
+	long base = tap_deep_base(depth, seed);
+	int bad = 0, rc;
+
+	for (size_t i = 0; i < n; i++)
+		pad[i] = base + (long)i;
+	rc = depth > 0 ? tap_deep(depth - 1, seed, bottom) : bottom();
+	base = tap_deep_base(depth, seed);	/* *seed read again */
+	for (size_t i = 0; i < n; i++)
+		bad |= pad[i] != base + (long)i;
+	return bad ? TAP_DEEP_BAD : rc;
 }
 
 unsigned long tap_rand(unsigned long *state)
