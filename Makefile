@@ -24,6 +24,8 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 TEST_SRCS := $(wildcard tests/t_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
 TEST_LIB  := $(OBJ)/tests/tap.o $(OBJ)/tests/tsched.o
+# tmalloc.o replaces malloc: linked only into the tests that need it.
+TMALLOC_TESTS := $(O)/tests/t_faults $(O)/tests/t_wake_block
 EXAMPLES  := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 
 # Configurations `make test` runs: name, compiler and flags. ThreadSanitizer
@@ -51,7 +53,7 @@ PEERS       := c cpp go rust
 .PHONY: all check-build test check-matrix install clean bench report perf
 all: $(O)/libusched.a $(O)/libusched.so
 
-$(OBJ)/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h
+$(OBJ)/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h tests/tmalloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -65,6 +67,8 @@ $(O)/libusched.so: $(LIB_OBJS)
 $(O)/tests/%: $(OBJ)/tests/%.o $(TEST_LIB) $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(TMALLOC_TESTS): $(OBJ)/tests/tmalloc.o
 
 $(O)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)

@@ -3,11 +3,11 @@
  * the caller, nothing leaks, nothing crashes.
  *
  * malloc and friends are replaced in this program by versions that forward
- * to glibc's and, when armed, make the k-th allocation fail. Each scenario
- * runs once for k = 1, 2, 3, ... in a child process (a crash or a hang,
- * caught by a watchdog, only ends the child), until a run needs fewer than
- * k allocations. The child reports through its exit status and prints its
- * findings as TAP comments once disarmed: stdio allocates.
+ * to glibc's (tmalloc.c) and, when armed, make the k-th allocation fail.
+ * Each scenario runs once for k = 1, 2, 3, ... in a child process (a crash
+ * or a hang, caught by a watchdog, only ends the child), until a run needs
+ * fewer than k allocations. The child reports through its exit status and
+ * prints its findings as TAP comments once disarmed: stdio allocates.
  *
  * 1. The schedulers (rr, ll; 1 and 2 processors) through sched_ops: init,
  *    spawns before and after start and from a thread, a ring of threads
@@ -23,12 +23,12 @@
  */
 #define _GNU_SOURCE
 #include "tap.h"
+#include "tmalloc.h"
 #include "tsched.h"
 #include "../sched/sched.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,16 +38,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef TAP_SANITIZED
-#define INTERPOSE 1
-#endif
-
 enum {
 	MEMBERS   = 4,		/* threads in the ring */
 	ROUNDS    = 4,		/* times the token goes round */
 	SWEEP_MAX = 200,	/* a sweep longer than this is a failure */
-	WATCHDOG  = 3,		/* seconds a child may take */
-	TRACK_MAX = 1024	/* allocations tracked at once */
+	WATCHDOG  = 3		/* seconds a child may take */
 };
 
 /* Exit status of a child: bits. */
@@ -70,50 +65,12 @@ struct where {
 	int   w_pthread;	/* inside pthread_create */
 };
 
-static struct where fi_where_none;
-static struct where *fi_where = &fi_where_none;
+static struct where *fi_where;
 
-#ifdef INTERPOSE
-struct block {
-	void  *b_ptr;
-	size_t b_size;
-	int    b_glibc;		/* made inside pthread_create */
-};
-
-/* Allocations made while armed and not freed yet. */
-static struct block blocks[TRACK_MAX];
-static long blocks_nr;
-static int blocks_lock;
-static int blocks_full;
-
-/*
- * pthread_create allocates the new thread's TLS vector, which glibc keeps
- * with the stack in its cache after the join: not the library's to free.
- */
-static __thread int in_pthread_create;
-static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
-				  void *(*)(void *), void *);
-
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t nr, size_t size);
-extern void *__libc_realloc(void *ptr, size_t size);
-extern void *__libc_memalign(size_t align, size_t size);
-extern void __libc_free(void *ptr);
-
-static void blocks_acquire(void)
+/* The allocation hook: counts, and fails the k-th, while armed. */
+static int fault_here(size_t size, void *caller)
 {
-	while (__atomic_exchange_n(&blocks_lock, 1, __ATOMIC_ACQUIRE))
-		;
-}
-
-static void blocks_release(void)
-{
-	__atomic_store_n(&blocks_lock, 0, __ATOMIC_RELEASE);
-}
-
-/* True if this allocation, made from caller, is to fail. */
-static int fault_here(void *caller)
-{
+	(void)size;
 	if (!__atomic_load_n(&fi_on, __ATOMIC_ACQUIRE))
 		return 0;
 	__atomic_fetch_add(&fi_calls, 1, __ATOMIC_RELAXED);
@@ -122,163 +79,8 @@ static int fault_here(void *caller)
 		return 0;
 	__atomic_store_n(&fi_fired, 1, __ATOMIC_RELAXED);
 	fi_where->w_caller = caller;
-	fi_where->w_pthread = in_pthread_create;
-	errno = ENOMEM;
+	fi_where->w_pthread = tmalloc_in_pthread_create();
 	return 1;
-}
-
-static void track(void *ptr, size_t size, int always)
-{
-	if (ptr == NULL || !(always || __atomic_load_n(&fi_on, __ATOMIC_ACQUIRE)))
-		return;
-	blocks_acquire();
-	for (int i = 0; i < TRACK_MAX; i++) {
-		if (blocks[i].b_ptr == NULL) {
-			blocks[i] = (struct block){ ptr, size, in_pthread_create };
-			blocks_nr++;
-			blocks_release();
-			return;
-		}
-	}
-	blocks_full = 1;
-	blocks_release();
-}
-
-/* Forgets ptr; true if it was tracked. */
-static int untrack(void *ptr)
-{
-	int found = 0;
-
-	if (ptr == NULL || __atomic_load_n(&blocks_nr, __ATOMIC_ACQUIRE) == 0)
-		return 0;
-	blocks_acquire();
-	for (int i = 0; i < TRACK_MAX && !found; i++) {
-		if (blocks[i].b_ptr == ptr) {
-			blocks[i].b_ptr = NULL;
-			blocks_nr--;
-			found = 1;
-		}
-	}
-	blocks_release();
-	return found;
-}
-
-#define CALLER __builtin_return_address(0)
-
-static void *alloc(size_t size, void *caller)
-{
-	void *p;
-
-	if (fault_here(caller))
-		return NULL;
-	p = __libc_malloc(size);
-	track(p, size, 0);
-	return p;
-}
-
-static void *alloc_aligned(size_t align, size_t size, void *caller)
-{
-	void *p;
-
-	if (fault_here(caller))
-		return NULL;
-	p = __libc_memalign(align, size);
-	track(p, size, 0);
-	return p;
-}
-
-void *malloc(size_t size)
-{
-	return alloc(size, CALLER);
-}
-
-void *calloc(size_t nr, size_t size)
-{
-	void *p;
-
-	if (fault_here(CALLER))
-		return NULL;
-	p = __libc_calloc(nr, size);
-	track(p, nr * size, 0);
-	return p;
-}
-
-void *realloc(void *ptr, size_t size)
-{
-	void *p;
-	int was;
-
-	if (ptr == NULL)
-		return alloc(size, CALLER);
-	if (size == 0) {		/* glibc: frees ptr */
-		free(ptr);
-		return NULL;
-	}
-	if (fault_here(CALLER))
-		return NULL;
-	was = untrack(ptr);
-	p = __libc_realloc(ptr, size);
-	if (p == NULL)
-		track(ptr, size, was);	/* ptr is still there */
-	else
-		track(p, size, was);
-	return p;
-}
-
-void *memalign(size_t align, size_t size)
-{
-	return alloc_aligned(align, size, CALLER);
-}
-
-void *aligned_alloc(size_t align, size_t size)
-{
-	return alloc_aligned(align, size, CALLER);
-}
-
-int posix_memalign(void **out, size_t align, size_t size)
-{
-	void *p;
-
-	if (align < sizeof(void *) || (align & (align - 1)) != 0)
-		return EINVAL;
-	p = alloc_aligned(align, size, CALLER);
-	if (p == NULL)
-		return ENOMEM;
-	*out = p;
-	return 0;
-}
-
-void free(void *ptr)
-{
-	untrack(ptr);		/* first: the address may come back at once */
-	__libc_free(ptr);
-}
-
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-		   void *(*f)(void *), void *arg)
-{
-	int rc;
-
-	in_pthread_create = 1;
-	rc = real_pthread_create(thread, attr, f, arg);
-	in_pthread_create = 0;
-	return rc;
-}
-
-static void fault_arm(long k);
-static void fault_disarm(void);
-
-/* Whether malloc is this program's: valgrind replaces it with its own. */
-static int probe(void)
-{
-	void *(*volatile m)(size_t) = malloc;	/* not inlined */
-	void *p;
-
-	fault_arm(0);
-	p = m(1);
-	fault_disarm();
-	free(p);
-	return fi_calls == 1;
 }
 
 static void fault_setup(void)
@@ -286,43 +88,9 @@ static void fault_setup(void)
 	fi_where = mmap(NULL, sizeof *fi_where, PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	require(fi_where != MAP_FAILED);
-	interposing = probe();
-	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *,
-				       void *(*)(void *), void *))
-		dlsym(RTLD_NEXT, "pthread_create");
-	require(real_pthread_create != NULL);
+	interposing = tmalloc_ours();
+	tmalloc_hook = fault_here;
 }
-
-/*
- * Allocations still tracked, but glibc's own; their bytes in *bytes. -1 if
- * there were too many to track.
- */
-static long outstanding(long *bytes)
-{
-	long n = blocks_full ? -1 : 0;
-
-	*bytes = 0;
-	blocks_acquire();
-	for (int i = 0; i < TRACK_MAX; i++) {
-		if (blocks[i].b_ptr != NULL && !blocks[i].b_glibc && n >= 0) {
-			n++;
-			*bytes += blocks[i].b_size;
-		}
-	}
-	blocks_release();
-	return n;
-}
-#else
-static void fault_setup(void)
-{
-}
-
-static long outstanding(long *bytes)
-{
-	*bytes = 0;
-	return 0;
-}
-#endif /* INTERPOSE */
 
 /* From now on, count and track allocations, and fail the k-th (k > 0). */
 static void fault_arm(long k)
@@ -331,12 +99,14 @@ static void fault_arm(long k)
 	fi_calls = 0;
 	fi_fired = 0;
 	__atomic_store_n(&fi_on, 1, __ATOMIC_RELEASE);
+	tmalloc_track(1);
 }
 
 /* Stops failing and tracking new allocations; frees are still seen. */
 static void fault_disarm(void)
 {
 	__atomic_store_n(&fi_on, 0, __ATOMIC_SEQ_CST);
+	tmalloc_track(0);
 }
 
 /* ---- The threads ------------------------------------------------------- */
@@ -509,11 +279,11 @@ static int bad(const char *fmt, ...)
 /* No allocation made while armed is left; what says which. */
 static int leak_check(const char *what)
 {
-	long bytes, blocks = outstanding(&bytes);
+	long bytes, blocks = tmalloc_outstanding(&bytes);
 
 	if (blocks < 0)
 		return bad("over %d allocations at once: leaks not checked",
-			   TRACK_MAX);
+			   TMALLOC_TRACK_MAX);
 	if (blocks > 0)
 		return bad("leak: %ld blocks, %ld bytes allocated %s", blocks,
 			   bytes, what);

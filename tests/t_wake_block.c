@@ -5,12 +5,12 @@
  *
  * The wake is made from inside malloc, which a thread's first block calls
  * (for its processor's arena) while the dispatcher saves its stack: this
- * program's malloc forwards to glibc's and, when armed, first wakes the
- * thread. Where another malloc is the one called (sanitizers, valgrind),
- * there is nothing to test.
+ * program's malloc (tmalloc.c) forwards to glibc's and, when armed, first
+ * wakes the thread. Where another malloc is the one called (sanitizers,
+ * valgrind), there is nothing to test.
  */
-#define _GNU_SOURCE
 #include "tap.h"
+#include "tmalloc.h"
 #include "../sched/sched.h"
 
 #include <stdio.h>
@@ -19,24 +19,20 @@ enum { CHUNK = 1 << 20 };	/* an arena chunk: sched/proc.c */
 
 static const struct sched_ops *ops;
 static void *volatile armed;	/* the thread to wake in malloc */
-static volatile int probing, probed, woke, waited, wait_rc;
+static volatile int woke, waited, wait_rc;
 
-#ifndef TAP_SANITIZED
-extern void *__libc_malloc(size_t size);
-
-void *malloc(size_t size)
+/* The allocation hook: wakes the armed thread when a chunk is allocated. */
+static int wake_armed(size_t size, void *caller)
 {
 	void *t = armed;
 
-	if (probing)
-		probed = 1;
+	(void)caller;
 	if (t != NULL && size >= CHUNK) {
 		armed = NULL;
 		woke = ops->so_wake(t) == 0;
 	}
-	return __libc_malloc(size);
+	return 0;
 }
-#endif
 
 static void sleeper(void *arg)
 {
@@ -63,16 +59,11 @@ static void wake_during_block(const char *name)
 
 int main(void)
 {
-	void *volatile p;
-
-	probing = 1;
-	p = malloc(16);
-	probing = 0;
-	free(p);
-	if (!probed) {
+	if (!tmalloc_ours()) {
 		puts("1..0 # SKIP another malloc than this program's is called");
 		return 0;
 	}
+	tmalloc_hook = wake_armed;
 	wake_during_block("rr");
 	wake_during_block("ll");
 	return tap_done();
