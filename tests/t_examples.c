@@ -31,7 +31,7 @@ static void exec_example(const char *path, const char *a, const char *b)
 static int run(const char *a, const char *b)
 {
 	int status;
-	pid_t pid = fork();
+	pid_t pid = tap_fork();
 
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -41,7 +41,7 @@ static int run(const char *a, const char *b)
 		exec_example(fringe, a, b);
 		_exit(127);
 	}
-	waitpid(pid, &status, 0);
+	status = tap_wait(pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

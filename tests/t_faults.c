@@ -443,18 +443,13 @@ static int usched_child(long k)
 /* Runs child(k) in a child process; returns its wait status. */
 static int run_child(int (*child)(long k), long k)
 {
-	int status;
-	pid_t pid;
+	pid_t pid = tap_fork();
 
-	fflush(stdout);
-	pid = fork();
 	if (pid == 0) {
 		alarm(WATCHDOG);
 		_exit(child(k));
 	}
-	require(pid > 0);
-	require(waitpid(pid, &status, 0) == pid);
-	return status;
+	return tap_wait(pid);
 }
 
 /* Fails the 1st, 2nd, ... allocation, until a run needs fewer. */

@@ -134,6 +134,24 @@ void tap_watchdog_off(void)
 	alarm(0);
 }
 
+pid_t tap_fork(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	require(pid >= 0);
+	return pid;
+}
+
+int tap_wait(pid_t pid)
+{
+	int status;
+
+	require(waitpid(pid, &status, 0) == pid);
+	return status;
+}
+
 int dies_with(void (*f)(void *), void *arg, const char *expect,
 	      const char *name)
 {
@@ -143,10 +161,9 @@ int dies_with(void (*f)(void *), void *arg, const char *expect,
 	ssize_t n, got = 0;
 	pid_t pid;
 
-	fflush(stdout);
 	if (pipe(pipefd) != 0)
 		return ok(0, "%s: pipe failed", name);
-	pid = fork();
+	pid = tap_fork();
 	if (pid == 0) {
 		dup2(pipefd[1], 2);
 		close(pipefd[0]);
@@ -159,7 +176,7 @@ int dies_with(void (*f)(void *), void *arg, const char *expect,
 		got += n;
 	out[got] = 0;
 	close(pipefd[0]);
-	waitpid(pid, &status, 0);
+	status = tap_wait(pid);
 	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT))
 		diag("child status %#x, stderr: %s", status, out);
 	return ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&

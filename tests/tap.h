@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 /* TAP_SANITIZED under any sanitizer, TAP_ASAN under AddressSanitizer. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -68,6 +69,14 @@ int tap_deep(int depth, const int *seed, int (*bottom)(void));
 
 /* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
 long test_threads(long n);
+
+/*
+ * fork, with stdout flushed first: the child would print again what the
+ * parent has buffered. A failed fork is a failed precondition (require).
+ */
+pid_t tap_fork(void);
+/* Waits for the child pid; returns its wait status. */
+int tap_wait(pid_t pid);
 
 /*
  * Death test: runs f(arg) in a child process and checks that it dies by
