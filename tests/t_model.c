@@ -19,7 +19,7 @@
  * Usage: t_model [SEED [OPS]] (or USCHED_MODEL_SEED, USCHED_MODEL_OPS).
  */
 #include "tap.h"
-#include "../sched/sched.h"
+#include "tsched.h"
 
 #include <sched.h>
 #include <stdint.h>
@@ -584,17 +584,18 @@ static unsigned check_place(void)
 static unsigned check_round(struct tally *y)
 {
 	unsigned bad = R.r_fault_mask;
-	struct sched_stats st;
+	struct sched_stats st[MAX_PROCS];
+	int slots = R.r_ops == ll_sched ? R.r_procs : 1;	/* as slot() */
 
 	memset(y, 0, sizeof *y);
 	y->y_threads = R.r_nt;
-	for (int p = 0; p < R.r_procs; p++) {
-		require(R.r_ops->so_stats(p, &st) == 0);
-		y->y_switches += st.ss_switches;
-		y->y_local[R.r_ops == ll_sched ? p : 0] += st.ss_local_wakes;
-		y->y_remote[R.r_ops == ll_sched ? p : 0] += st.ss_remote_wakes;
-		if ((long)st.ss_max_stack > y->y_max_stack)
-			y->y_max_stack = st.ss_max_stack;
+	require(tsched_stats_sum(R.r_ops, st, slots) == R.r_procs);
+	for (int s = 0; s < slots; s++) {
+		y->y_switches += st[s].ss_switches;
+		y->y_local[s] = st[s].ss_local_wakes;
+		y->y_remote[s] = st[s].ss_remote_wakes;
+		if ((long)st[s].ss_max_stack > y->y_max_stack)
+			y->y_max_stack = st[s].ss_max_stack;
 	}
 	want_wakes(y, &R.r_main);
 	for (int x = 0; x < R.r_nt; x++) {

@@ -5,7 +5,7 @@
  * floating-point control state (sched_set_share_fpctl).
  */
 #include "tap.h"
-#include "../sched/sched.h"
+#include "tsched.h"
 
 #include <errno.h>
 #include <fenv.h>
@@ -54,7 +54,6 @@ static void run_ring(int n, int r, int m, int procs, int spread)
 {
 	long total = (long)n * r, bad = 0;
 	struct sched_stats st;
-	unsigned long switches = 0, remote = 0;
 
 	ring = (struct ring){ .r_n = n, .r_m = m,
 			      .r_thread = calloc(total, sizeof(void *)),
@@ -70,18 +69,16 @@ static void run_ring(int n, int r, int m, int procs, int spread)
 	require(ops->so_fini() == 0);
 	for (long i = 0; i < total; i++)
 		bad += ring.r_got[i] != m;
-	for (int p = 0; ops->so_stats(p, &st) == 0; p++) {
-		switches += st.ss_switches;
-		remote += st.ss_remote_wakes;
-	}
-	ok(bad == 0 && ring.r_errors == 0 && switches >= (unsigned long)total,
+	tsched_stats_sum(ops, &st, 1);
+	ok(bad == 0 && ring.r_errors == 0 &&
+	   st.ss_switches >= (unsigned long)total,
 	   "%s ring N=%d R=%d M=%d P=%d%s: every thread got %d tokens "
 	   "(%ld wrong, %ld errors, %lu switches, %lu remote wakes)",
 	   ops->so_name, n, r, m, procs, spread ? " spread" : "", m, bad,
-	   ring.r_errors, switches, remote);
+	   ring.r_errors, st.ss_switches, st.ss_remote_wakes);
 	if (spread && procs > 1)
-		ok(remote > (unsigned long)m, "%s: wakes crossed processors",
-		   ops->so_name);
+		ok(st.ss_remote_wakes > (unsigned long)m,
+		   "%s: wakes crossed processors", ops->so_name);
 	free(ring.r_thread);
 	free(ring.r_got);
 }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Moves a random ready thread to the head of the queue. */
 static void tsched_shuffle(struct sched_queue *q, unsigned long *seed)
@@ -154,4 +155,24 @@ int tsched_yield(void)
 void tsched_run(struct tsched *ts)
 {
 	usched_run(&ts->ts_s);
+}
+
+int tsched_stats_sum(const struct sched_ops *ops, struct sched_stats *sum,
+		     int n)
+{
+	struct sched_stats st;
+	int p;
+
+	memset(sum, 0, n * sizeof *sum);
+	for (p = 0; ops->so_stats(p, &st) == 0; p++) {
+		struct sched_stats *s = &sum[p % n];
+
+		s->ss_switches += st.ss_switches;
+		s->ss_local_wakes += st.ss_local_wakes;
+		s->ss_remote_wakes += st.ss_remote_wakes;
+		s->ss_sleeps += st.ss_sleeps;
+		if (st.ss_max_stack > s->ss_max_stack)
+			s->ss_max_stack = st.ss_max_stack;
+	}
+	return p;
 }

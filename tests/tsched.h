@@ -2,7 +2,7 @@
  * A minimal single-native-thread scheduler for the dispatcher tests: the
  * schedulers' FIFO of ready threads (sched/proc.h), counting-permit
  * wait/wake, and allocation call-backs that count bytes and can be told to
- * fail.
+ * fail. And, for the tests of the schedulers, their counters added up.
  */
 #ifndef TSCHED_H
 #define TSCHED_H
@@ -33,5 +33,13 @@ void tsched_wake(struct tthread *t);
 int tsched_yield(void);
 void tsched_run(struct tsched *ts);
 struct tthread *tsched_self(void);
+
+/*
+ * Adds up the counters of ops's processors, processor p's into sum[p % n]
+ * (n = 1: the totals); ss_max_stack is the largest. Returns how many
+ * processors there are.
+ */
+int tsched_stats_sum(const struct sched_ops *ops, struct sched_stats *sum,
+		     int n);
 
 #endif
