@@ -91,17 +91,17 @@ static void track(void *ptr, size_t size, int always)
 		if (blocks[i].b_ptr == NULL) {
 			blocks[i] = (struct block){ ptr, size,
 						    in_pthread_create };
-			blocks_nr++;
+			__atomic_add_fetch(&blocks_nr, 1, __ATOMIC_RELEASE);
 			blocks_release();
 			return;
 		}
 	}
-	blocks_full = 1;
+	__atomic_store_n(&blocks_full, 1, __ATOMIC_RELAXED);
 	blocks_release();
 }
 
-/* Forgets ptr; true if it was tracked. */
-static int untrack(void *ptr)
+/* Forgets ptr; true if it was tracked, with its size in *size. */
+static int untrack(void *ptr, size_t *size)
 {
 	int found = 0;
 
@@ -111,7 +111,8 @@ static int untrack(void *ptr)
 	for (int i = 0; i < TMALLOC_TRACK_MAX && !found; i++) {
 		if (blocks[i].b_ptr == ptr) {
 			blocks[i].b_ptr = NULL;
-			blocks_nr--;
+			__atomic_sub_fetch(&blocks_nr, 1, __ATOMIC_RELEASE);
+			*size = blocks[i].b_size;
 			found = 1;
 		}
 	}
@@ -150,17 +151,23 @@ void *malloc(size_t size)
 
 void *calloc(size_t nr, size_t size)
 {
+	size_t bytes;
 	void *p;
 
-	if (fault_here(nr * size, CALLER))
+	if (__builtin_mul_overflow(nr, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (fault_here(bytes, CALLER))
 		return NULL;
 	p = __libc_calloc(nr, size);
-	track(p, nr * size, 0);
+	track(p, bytes, 0);
 	return p;
 }
 
 void *realloc(void *ptr, size_t size)
 {
+	size_t old = 0;
 	void *p;
 	int was;
 
@@ -172,12 +179,12 @@ void *realloc(void *ptr, size_t size)
 	}
 	if (fault_here(size, CALLER))
 		return NULL;
-	was = untrack(ptr);
+	was = untrack(ptr, &old);
 	p = __libc_realloc(ptr, size);
-	if (p == NULL)
-		track(ptr, size, was);	/* ptr is still there */
-	else
+	if (p != NULL)
 		track(p, size, was);
+	else if (was)
+		track(ptr, old, 1);	/* ptr is still there, as it was */
 	return p;
 }
 
@@ -206,7 +213,9 @@ int posix_memalign(void **out, size_t align, size_t size)
 
 void free(void *ptr)
 {
-	untrack(ptr);	/* first: the address may come back at once */
+	size_t size;
+
+	untrack(ptr, &size);	/* first: the address may come back at once */
 	__libc_free(ptr);
 }
 
@@ -256,7 +265,7 @@ int tmalloc_ours(void)
 
 long tmalloc_outstanding(long *bytes)
 {
-	long n = blocks_full ? -1 : 0;
+	long n = __atomic_load_n(&blocks_full, __ATOMIC_RELAXED) ? -1 : 0;
 
 	*bytes = 0;
 	blocks_acquire();

@@ -13,11 +13,12 @@
 /*
  * Called first by every allocation, with its size and the address it was
  * called from; non-zero: the allocation fails with ENOMEM. NULL: none.
- * Set it before the threads that allocate start.
+ * Set it before the threads that allocate start; it must not allocate.
  */
 extern int (*tmalloc_hook)(size_t size, void *caller);
 
-/* Whether this program's malloc is the one called. */
+/* Whether this program's malloc is the one called. It sets the hook for
+ * a moment: call it before threads that allocate start. */
 int tmalloc_ours(void);
 
 /* Whether the calling native thread is inside pthread_create. */
