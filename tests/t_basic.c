@@ -97,7 +97,7 @@ static int yield_then_abort(void)
 static void aborter(void *arg)
 {
 	(void)arg;
-	tap_deep(50, NULL, yield_then_abort);
+	tap_deep(50, yield_then_abort);
 	after_abort = 1;
 }
 

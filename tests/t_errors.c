@@ -9,7 +9,7 @@ static struct tsched ts;
 /* Yields depth KiB down the stack. */
 static int deep_block(int depth)
 {
-	return tap_deep(depth, NULL, tsched_yield);
+	return tap_deep(depth, tsched_yield);
 }
 
 static void nomem(void *arg)

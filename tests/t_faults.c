@@ -146,7 +146,7 @@ static int wait_once(void)
 /* Waits depth KiB down the stack: the saved copy must grow, often. */
 static void deep_wait(int depth)
 {
-	if (tap_deep(depth, NULL, wait_once) == TAP_DEEP_BAD)
+	if (tap_deep(depth, wait_once) == TAP_DEEP_BAD)
 		note_bad("stack intact after wait", depth);
 }
 

@@ -35,6 +35,7 @@ enum {
 	MAX_PROCS     = 3,
 	GROUPS        = 8,	/* ll groups threads are spawned in */
 	MAX_DEPTH     = 3,	/* frames a wait is made from */
+	PAD           = 48,	/* bytes of pattern per frame */
 	WATCHDOG      = 20	/* seconds a round may take */
 };
 
@@ -399,22 +400,26 @@ static void fatal(struct mt *t, const char *what)
 	exit(tap_done() | 1);
 }
 
-static int model_wait(void)
+/* Waits depth frames down, each holding a pattern, to vary the stack that
+ * is saved; the patterns must come back intact. */
+static int wait_at(struct mt *t, int depth)
 {
-	return R.r_ops->so_wait();
+	volatile unsigned char pad[PAD];
+	int rc, bad = 0;
+
+	for (int i = 0; i < PAD; i++)
+		pad[i] = (unsigned char)(t->m_pc * 7 + depth * 31 + i);
+	rc = depth > 0 ? wait_at(t, depth - 1) : R.r_ops->so_wait();
+	for (int i = 0; i < PAD; i++)
+		bad |= pad[i] != (unsigned char)(t->m_pc * 7 + depth * 31 + i);
+	if (bad)
+		fault(t, C_CALLS, "a saved stack came back changed");
+	return rc;
 }
 
-/*
- * Waits depth frames down, each holding a pattern, to vary the stack that
- * is saved; the patterns, seeded by the operation, must come back intact.
- */
 static void run_wait(struct mt *t, int depth)
 {
-	int rc = tap_deep(depth, &t->m_pc, model_wait);
-
-	if (rc == TAP_DEEP_BAD)
-		fault(t, C_CALLS, "a saved stack came back changed");
-	else if (rc != 0)
+	if (wait_at(t, depth) != 0)
 		fault(t, C_CALLS, "wait failed");
 	if (tl_last != t)
 		t->m_seen++;

@@ -71,29 +71,22 @@ long test_threads(long n)
 	return max > 0 && max < n ? max : n;
 }
 
-/* Where a frame's pattern starts: it moves with the depth and *seed. */
-static long tap_deep_base(int depth, const int *seed)
-{
-	return depth * 31L + (seed != NULL ? *seed * 7L : 0);
-}
-
 /*
  * noinline: inlined recursion would put several pads in one frame. The
- * pattern is in words, each other than its neighbours: a changed or
- * shifted byte shows as surely as in bytes, in fewer accesses.
+ * pattern is in words, each other than its neighbours and than those of
+ * the other frames: a changed or shifted byte shows as surely as in bytes,
+ * in fewer accesses.
  */
-__attribute__((noinline)) int tap_deep(int depth, const int *seed,
-				       int (*bottom)(void))
+__attribute__((noinline)) int tap_deep(int depth, int (*bottom)(void))
 {
 	volatile long pad[1024 / sizeof(long)];
 	size_t n = sizeof pad / sizeof pad[0];
-	long base = tap_deep_base(depth, seed);
+	long base = depth * 1000L;
 	int bad = 0, rc;
 
 	for (size_t i = 0; i < n; i++)
 		pad[i] = base + (long)i;
-	rc = depth > 0 ? tap_deep(depth - 1, seed, bottom) : bottom();
-	base = tap_deep_base(depth, seed);	/* *seed read again */
+	rc = depth > 0 ? tap_deep(depth - 1, bottom) : bottom();
 	for (size_t i = 0; i < n; i++)
 		bad |= pad[i] != base + (long)i;
 	return bad ? TAP_DEEP_BAD : rc;

@@ -60,12 +60,9 @@ unsigned long tap_rand(unsigned long *state);
 /*
  * Calls bottom() depth + 1 frames down, each holding 1 KiB of pattern;
  * returns bottom's result, or TAP_DEEP_BAD if a pattern came back changed.
- * The pattern follows the depth, and *seed unless seed is NULL: *seed is
- * read again to check, so a seed kept off the stack and changed between
- * calls also shows an old copy of the stack coming back.
  */
 enum { TAP_DEEP_BAD = -1000 };
-int tap_deep(int depth, const int *seed, int (*bottom)(void));
+int tap_deep(int depth, int (*bottom)(void));
 
 /* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
 long test_threads(long n);
