@@ -69,7 +69,7 @@ static void run_ring(int n, int r, int m, int procs, int spread)
 	require(ops->so_fini() == 0);
 	for (long i = 0; i < total; i++)
 		bad += ring.r_got[i] != m;
-	tsched_stats_sum(ops, &st, 1);
+	require(tsched_stats_sum(ops, &st, 1) == procs);
 	ok(bad == 0 && ring.r_errors == 0 &&
 	   st.ss_switches >= (unsigned long)total,
 	   "%s ring N=%d R=%d M=%d P=%d%s: every thread got %d tokens "

@@ -36,8 +36,8 @@ struct tthread *tsched_self(void);
 
 /*
  * Adds up the counters of ops's processors, processor p's into sum[p % n]
- * (n = 1: the totals); ss_max_stack is the largest. Returns how many
- * processors there are.
+ * (n >= 1; n = 1: the totals); ss_max_stack is the largest. Returns how
+ * many processors there are.
  */
 int tsched_stats_sum(const struct sched_ops *ops, struct sched_stats *sum,
 		     int n);
