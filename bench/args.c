@@ -113,7 +113,8 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 	for (i = 0; i < 5; i++) {
 		if (parse_u64(argv[i + 1], &v[i]) != 0)
 			return ring_bad(why, "%s: not an unsigned 64-bit "
-					"decimal: '%s'", names[i], argv[i + 1]);
+					"decimal: '%.64s'", names[i],
+					argv[i + 1]);
 	}
 	a->n = v[0];
 	a->r = v[1];

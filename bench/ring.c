@@ -56,14 +56,14 @@ static void count_error(uint64_t *counter)
 }
 
 /* D bytes the thread keeps live across every block. */
-static void pad_fill(volatile unsigned char *pad, size_t d, uint64_t i)
+static void pad_write(volatile unsigned char *pad, size_t d, uint64_t i)
 {
 	for (size_t k = 0; k < d; k += 64)
 		pad[k] = (unsigned char)(i + k);
 	pad[d - 1] = (unsigned char)i;
 }
 
-static int pad_intact(volatile unsigned char *pad, size_t d, uint64_t i)
+static int pad_kept(volatile unsigned char *pad, size_t d, uint64_t i)
 {
 	for (size_t k = 0; k < d - 1; k += 64)
 		if (pad[k] != (unsigned char)(i + k))
@@ -200,9 +200,9 @@ static __attribute__((noinline)) void member_padded(uint64_t i)
 	size_t d = ring.r_args.d;
 	volatile unsigned char pad[d];
 
-	pad_fill(pad, d, i);
+	pad_write(pad, d, i);
 	ring.r_rounds(i);
-	if (!pad_intact(pad, d, i))
+	if (!pad_kept(pad, d, i))
 		count_error(&ring.r_bad);
 }
 
@@ -249,10 +249,11 @@ int main(int argc, char **argv)
 			  BENCH_VERBOSE | BENCH_SHARE_FPCTL, &flags);
 	sched_set_share_fpctl(flags & BENCH_SHARE_FPCTL);
 	ring.r_rounds = rounds_of(ring.r_ops);
-	if (ring.r_rounds == NULL)
-		usage_fail(prog, usage, "no rounds for scheduler '%s'",
-			   ring.r_ops->so_name);
-	argv[i - 1] = argv[0];
+	if (ring.r_rounds == NULL) {	/* sched_find knows one more */
+		fprintf(stderr, "%s: internal error: no rounds for scheduler "
+			"'%s'\n", prog, ring.r_ops->so_name);
+		return 1;
+	}
 	if (ring_args_read(a, argc - i + 1, argv + i - 1, 0, &why) != 0)
 		usage_fail(prog, usage, "%s", why.w_text);
 	if (a->d > USCHED_STACK_MAX_DEFAULT / 2)
@@ -294,8 +295,8 @@ int main(int argc, char **argv)
 	secs = bench_seconds() - t0;
 	if (ring.r_bad != 0 || ring.r_errors != 0) {
 		fprintf(stderr, "%s: token check failed: %llu times a thread "
-			"was woken without a token or got a wrong count or "
-			"stack, %llu waits or wakes failed\n", prog,
+			"was woken without a token or its stack changed, "
+			"%llu waits or wakes failed\n", prog,
 			(unsigned long long)ring.r_bad,
 			(unsigned long long)ring.r_errors);
 		return 1;

@@ -66,7 +66,7 @@ expect 2 create -f 10		# -f is the ring's only
 for a in "${bad_ring_args[@]}" "2 1 1 600000 1"; do
 	expect 2 ring $a
 done
-"$bin/ring" 4 x 10 0 1 2>"$err"
+timeout 120 "$bin/ring" 4 x 10 0 1 2>"$err"
 grep -q -- "--sched NAME" "$err" && grep -q "R: not an unsigned" "$err"
 ok $? "ring's argument errors say what is wrong and show its own options"
 expect 2 ring --sched nope 4 3 10 0 1
