@@ -166,11 +166,11 @@ static inline struct sched_thread *sched_dequeue(struct sched_queue *q)
 
 /*
  * With many threads, the next one's stack is rarely in the cache: start
- * loading it (up to 4 KiB) while the one just picked runs. A queued thread
- * with a buffer has blocked, so its u_used is set. Buffers are 16-byte
- * aligned, so even a small stack may span one line more than its size
- * says. always_inline: gcc drops calls to a function whose only effect is
- * a prefetch.
+ * loading it (up to 4 KiB) while the one just picked runs. Threads start
+ * without a buffer (proc_thread_new), so a queued thread with one has
+ * blocked and its u_used is set. Buffers are 16-byte aligned, so even a
+ * small stack may span one line more than its size says. always_inline:
+ * gcc drops calls to a function whose only effect is a prefetch.
  */
 static inline __attribute__((always_inline))
 void proc_prefetch_next(struct proc *p)
