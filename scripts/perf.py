@@ -12,7 +12,8 @@ programs ran (a benchmark is not a test).
     python3 scripts/perf.py --big      # also 100 million threads: +1 min
 
 Needs the programs of `make bench` in bench/bin; a peer that is missing or
-fails (some cannot hold a million threads) is reported as such.
+fails (some cannot hold a million threads) is reported as such; a usched
+program that fails or hangs (RUN_TIMEOUT) ends the run with exit 1.
 """
 
 import argparse
@@ -24,8 +25,8 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import sweep  # noqa: E402  (M as in the full report sweep)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "bench", "bin")
+BIN = os.path.join(sweep.ROOT, "bench", "bin")
+RUN_TIMEOUT = 1800  # seconds; 10^8 threads take about one minute
 
 
 class Failed(Exception):
@@ -37,16 +38,21 @@ def run(args):
     path = os.path.join(BIN, args[0])
     if not os.path.exists(path):
         raise Failed("not built")
-    p = subprocess.run([path] + [str(a) for a in args[1:]],
-                       capture_output=True, text=True)
+    try:
+        p = subprocess.run([path] + [str(a) for a in args[1:]],
+                           capture_output=True, text=True,
+                           timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise Failed("no end after %d s" % RUN_TIMEOUT)
     if p.returncode != 0:
         lines = (p.stderr.strip() or "exit %d" % p.returncode).splitlines()
         raise Failed(lines[-1][:60])
     return p.stdout, p.stderr
 
 
-def best(cmds, runs):
-    """Each command's smallest last number on stdout, or its failure."""
+def best(cmds, runs, ours):
+    """Each command's smallest last number on stdout, or its failure; the
+    first `ours` commands are usched's: their failure is raised."""
     out = [None] * len(cmds)
     for _ in range(runs):
         for i, cmd in enumerate(cmds):
@@ -58,7 +64,18 @@ def best(cmds, runs):
                 out[i] = e
                 continue
             out[i] = t if out[i] is None else min(out[i], t)
+    for x in out[:ours]:
+        if isinstance(x, Failed):
+            raise x
     return out
+
+
+def grab(pattern, text):
+    """The number pattern's group finds in a usched program's output."""
+    m = re.search(pattern, text)
+    if m is None:
+        raise Failed("no '%s' in its output" % pattern)
+    return m.group(1)
 
 
 def verdict(value, goal, at_least):
@@ -98,7 +115,7 @@ def switch(args):
             "share the FP control state)")
     saved = run(["switch", "-n", 1000, 0])[0].split()[-2]
     both = best([["switch", "-n", 5000000, 0],
-                 ["switch", "-f", "-n", 5000000, 0]], args.runs)
+                 ["switch", "-f", "-n", 5000000, 0]], args.runs, 2)
     for ns, how in zip(both, ("", " with -f")):
         print("%s bytes saved: %s ns a switch%s   goal <= 12: %s" % (
             saved, show(ns), how,
@@ -106,9 +123,9 @@ def switch(args):
 
 
 def ring_n8(args):
-    section("Ring N=8, P=1: millions of messages/s (best of %d), usched ll "
-            "against C++20 (goal 0.8x), Boost.Context (1.5x), Go (10x)"
-            % args.runs)
+    section("Ring N=8, P=1: millions of messages/s (best of %d; one run for "
+            "R > 10000), usched ll against C++20 (goal 0.8x), Boost.Context "
+            "(1.5x), Go (10x)" % args.runs)
     print("(ll -f: the threads share the FP control state, as C++20's, "
           "Go's and Rust's do; its ratio is against C++20)")
     peers = (("C++20", "ring-cpp", 0.8), ("Boost", "ring-boost", 1.5),
@@ -122,12 +139,12 @@ def ring_n8(args):
         cmds += [[p[1], 8, r, m, 0, 1] for p in peers]
         if r > 100000 and not args.all_peers:
             cmds[3:] = []  # 16 KiB fibers, 2 KiB goroutines: tens of GB
-        t = best(cmds, args.runs if r <= 10000 else 1)
+        t = best(cmds, args.runs if r <= 10000 else 1, 2)
         x = ratio(t[1], t[2])
         line = "%9d %8d %10s %16s" % (
             r, m, show(mmsgs(8, r, t[0]), "%.1f"),
             "%s = %.2fx" % (show(mmsgs(8, r, t[1]), "%.1f"), x) if x
-            else show(t[1]))
+            else show(mmsgs(8, r, t[1]), "%.1f"))
         for i, p in enumerate(peers):
             if i + 2 >= len(t):
                 line += " %22s" % "skipped (memory)"
@@ -135,7 +152,8 @@ def ring_n8(args):
             x = ratio(t[0], t[i + 2])
             line += " %22s" % ("%s = %.2fx %s" % (
                 show(mmsgs(8, r, t[i + 2]), "%.1f"), x,
-                verdict(x, p[2], True)) if x else show(t[i + 2]))
+                verdict(x, p[2], True)) if x
+                else show(mmsgs(8, r, t[i + 2]), "%.1f"))
         print(line)
 
 
@@ -144,7 +162,7 @@ def ring_n2(args):
     for r in args.rs[:3]:
         m = rounds(2, r)
         t = best([["ring", "--sched", "ll", 2, r, m, 0, 1],
-                  ["ring-cpp", 2, r, m, 0, 1]], args.runs)
+                  ["ring-cpp", 2, r, m, 0, 1]], args.runs, 1)
         x = ratio(t[0], t[1])
         print("R=%-6d M=%-6d ll %s  C++20 %s  -> %s %s" % (
             r, m, show(mmsgs(2, r, t[0]), "%.1f"),
@@ -156,7 +174,7 @@ def ring_p2(args):
     for r in args.rs[:3]:
         m = rounds(8, r)
         t = best([["ring", "--sched", "ll", 8, r, m, 0, 1],
-                  ["ring", "--sched", "ll", 8, r, m, 0, 2]], args.runs)
+                  ["ring", "--sched", "ll", 8, r, m, 0, 2]], args.runs, 2)
         x = ratio(t[1], t[0])
         print("R=%-6d P=1 %s  P=2 %s  -> %s %s" % (
             r, show(mmsgs(8, r, t[0]), "%.1f"),
@@ -166,8 +184,8 @@ def ring_p2(args):
 def ring_switches(n, r, m, d):
     """Switches of one ring run, and the most stack a thread saved."""
     err = run(["ring", "--sched", "ll", "-v", n, r, m, d, 1])[1]
-    return (int(re.search(r"switches: (\d+)", err).group(1)),
-            int(re.search(r"max stack (\d+) B", err).group(1)))
+    return (int(grab(r"switches: (\d+)", err)),
+            int(grab(r"max stack (\d+) B", err)))
 
 
 def switch_slopes(threads, runs):
@@ -194,10 +212,7 @@ def extra_bytes(args):
     for r in (2, 100):
         m = rounds(n, r)
         t = best([["ring", "--sched", "ll", n, r, m, d, 1]
-                  for d in (0, 1000, 10000)], args.runs)
-        if not all(isinstance(x, float) for x in t):
-            print("R=%d: ring failed:" % r, [show(x) for x in t])
-            continue
+                  for d in (0, 1000, 10000)], args.runs, 3)
         same = switch_slopes(n * r, args.runs)
         switches, base = ring_switches(n, r, m, 0)
         for i, d in ((1, 1000), (2, 10000)):
@@ -215,7 +230,7 @@ def extra_bytes(args):
 def create(args):
     section("Create, run and destroy (goal <= 50 ns a thread)")
     t = best([["create", "--sched", s, 1000000] for s in ("ll", "rr")],
-             args.runs)
+             args.runs, 2)
     for s, x in zip(("ll", "rr"), t):
         print("%s: %s ns   %s" % (s, show(x, "%.1f"), verdict(
             x if isinstance(x, float) else None, 50, False)))
@@ -226,13 +241,9 @@ def memory(args):
             "thread at D=0)")
     for r in (500000, 50000000) if args.big else (500000,):
         cmd = ["ring", "--sched", "rr", "-v", 2, r, 3, 0, 1]
-        try:
-            out, err = run(cmd)
-        except Failed as e:
-            print(" ".join(map(str, cmd)), "failed:", e)
-            continue
-        b = float(re.search(r"([\d.]+) bytes per thread", err).group(1))
-        rss = int(re.search(r"peak RSS: (\d+) KiB", err).group(1))
+        out, err = run(cmd)
+        b = float(grab(r"([\d.]+) bytes per thread", err))
+        rss = int(grab(r"peak RSS: (\d+) KiB", err))
         print("%s: %d threads, %s s, peak RSS %.1f GiB, %.1f bytes a "
               "thread %s" % (" ".join(map(str, cmd)), 2 * r, out.split()[-1],
                              rss / 2**20, b, verdict(b, 200, False)))
