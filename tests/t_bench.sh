@@ -62,7 +62,13 @@ for s in rr ll; do
 done
 expect 0 ring -v 4 3 10 0 1
 expect 0 ring -v -f 4 3 10 0 1
-expect 2 create -f 10		# -f is the ring's only
+# What scripts/perf.py reads from ring -v.
+timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&
+	grep -Eq "^switches: [0-9]+ " "$err" &&
+	grep -Eq "max stack [0-9]+ B" "$err" &&
+	grep -Eq "^peak RSS: [0-9]+ KiB, [0-9.]+ bytes per thread" "$err"
+ok $? "ring -v prints the switches, max stack and memory perf.py reads"
+expect 2 create -f 10		# create takes no -f
 for a in "${bad_ring_args[@]}" "2 1 1 600000 1"; do
 	expect 2 ring $a
 done
@@ -73,7 +79,8 @@ expect 2 ring --sched nope 4 3 10 0 1
 expect 2 ring --sched
 expect 2 ring --bogus 4 3 10 0 1
 USCHED_RING_FAULT=0 expect 2 ring 4 3 10 0 1	# only "spurious" is a fault
-expect 2 ring 65536 65536 1 0 1		# over the scheduler's int
+expect 2 ring 65536 65536 1 0 1		# over 32-bit indices
+expect 2 ring 2 1073741824 1 0 1	# over the scheduler's int
 expect 1 ring 2 1000000000 1 0 1		# more memory than this box
 
 # The peers: tiny rings, bad arguments, and what each accepts for D and P.
@@ -134,19 +141,19 @@ for p in skynet skynet-cpp skynet-go; do
 	done
 done
 expect 0 skynet --sched rr 10000 2
-out=$("$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
+out=$(timeout 120 "$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 1000 0 100 prints a header and two rows"
 for t in 1 3 1000; do
-	out=$("$bin/switch" -t $t -n 100 0 2>&1) &&
+	out=$(timeout 120 "$bin/switch" -t $t -n 100 0 2>&1) &&
 		[[ $(echo "$out" | wc -l) = 2 ]]
 	ok $? "switch -t $t -n 100 0 runs a cycle of $t threads"
 done
-out=$("$bin/switch" -n 100 -f -t 3 0 64 2>&1) &&
+out=$(timeout 120 "$bin/switch" -n 100 -f -t 3 0 64 2>&1) &&
 	[[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 100 -f -t 3 0 64: -f among the options"
 for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
 	 "-t x" "-n 10 -t 99999999" "-f -n" "-f --bogus"; do
-	"$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
+	timeout 120 "$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
 	ok $? "switch $a exits 2"
 done
 

@@ -53,7 +53,7 @@ enum {
 
 /* ---- Fault injection ---------------------------------------------------- */
 
-static int fi_on;		/* count, fail and track allocations */
+static int fi_on;		/* count allocations, fail the k-th */
 static long fi_countdown;	/* the allocation to fail; 0: none */
 static long fi_calls;		/* allocations while on */
 static int fi_fired;		/* one was made to fail */

@@ -33,13 +33,13 @@ static int sse_rounding(void)
 static void set_sse_rounding(int mode)
 {
 #ifdef __x86_64__
-	static const unsigned bits[] = {
-		[FE_TONEAREST] = _MM_ROUND_NEAREST, [FE_UPWARD] = _MM_ROUND_UP,
-		[FE_DOWNWARD] = _MM_ROUND_DOWN,
-		[FE_TOWARDZERO] = _MM_ROUND_TOWARD_ZERO,
-	};
-
-	_mm_setcsr((_mm_getcsr() & ~_MM_ROUND_MASK) | bits[mode]);
+	/* MXCSR keeps the x87 control word's rounding bits, 3 higher. */
+	_Static_assert(FE_UPWARD << 3 == _MM_ROUND_UP &&
+		       FE_DOWNWARD << 3 == _MM_ROUND_DOWN &&
+		       FE_TOWARDZERO << 3 == _MM_ROUND_TOWARD_ZERO &&
+		       FE_TONEAREST << 3 == _MM_ROUND_NEAREST,
+		       "SSE rounding bits are the x87 ones shifted by 3");
+	_mm_setcsr((_mm_getcsr() & ~_MM_ROUND_MASK) | (unsigned)mode << 3);
 #else
 	fesetround(mode);
 #endif
@@ -116,6 +116,9 @@ static void test_shared(void)
 	ok(found[0] == FE_UPWARD,
 	   "sharing turned on: a thread blocked while it was off gets its "
 	   "own back");
+	ok(found[1] == FE_TOWARDZERO,
+	   "sharing turned on: the thread that turned it on finds the state "
+	   "the last one left");
 	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
 	   "usched_run's caller got its own mode back after the toggles");
 }
