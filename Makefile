@@ -53,9 +53,13 @@ PEERS       := c cpp go rust
 .PHONY: all check-build test check-matrix install clean bench report perf
 all: $(O)/libusched.a $(O)/libusched.so
 
-$(OBJ)/%.o: %.c $(LIB_HDRS) tests/tap.h tests/tsched.h tests/tmalloc.h
+$(OBJ)/%.o: %.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Only the tests' objects depend on the tests' headers.
+$(patsubst tests/%.c,$(OBJ)/tests/%.o,$(wildcard tests/*.c)): \
+	tests/tap.h tests/tsched.h tests/tmalloc.h
 
 $(O)/libusched.a: $(LIB_OBJS)
 	rm -f $@

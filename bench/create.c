@@ -12,7 +12,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 enum { BATCH = 1024 };
 
