@@ -74,6 +74,10 @@ $(O)/tests/%: $(OBJ)/tests/%.o $(TEST_LIB) $(O)/libusched.a
 
 $(TMALLOC_TESTS): $(OBJ)/tests/tmalloc.o
 
+# t_ringcheck tests the ring peers' shared checks.
+$(OBJ)/tests/t_ringcheck.o: ALL_CFLAGS += -Ibench
+$(OBJ)/tests/t_ringcheck.o: bench/peers/ring-check.h bench/args.h
+
 $(O)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
