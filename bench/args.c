@@ -61,6 +61,18 @@ void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 	exit(2);
 }
 
+uint64_t arg_u64(const char *prog, const char *usage, const char *what,
+		 const char *s, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) != 0 || v < min || v > max)
+		usage_fail(prog, usage, "%s: not a number from %llu to %llu: "
+			   "'%.64s'", what, (unsigned long long)min,
+			   (unsigned long long)max, s);
+	return v;
+}
+
 static const char ring_usage_head[] =
 	"N R M D P\n"
 	"  N  threads per cycle (>= 2)\n"

@@ -97,9 +97,7 @@ int main(int argc, char **argv)
 
 	if (argc - i != 1)
 		usage_fail(argv[0], usage, "expected COUNT");
-	if (parse_u64(argv[i], &count) != 0 || count == 0)
-		usage_fail(argv[0], usage, "COUNT: not a positive number: '%s'",
-			   argv[i]);
+	count = arg_u64(argv[0], usage, "COUNT", argv[i], 1, UINT64_MAX);
 	secs = bench_seconds();
 	if (ops != NULL)
 		run_scheduled();

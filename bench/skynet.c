@@ -91,10 +91,8 @@ int main(int argc, char **argv)
 	if (argc - i > 0 && parse_leaves(argv[i], &root.n_leaves) != 0)
 		usage_fail(argv[0], usage, "LEAVES must be a power of 10 up to "
 			   "10^9, not '%s'", argv[i]);
-	if (argc - i > 1 && (parse_u64(argv[i + 1], &procs) != 0 ||
-			     procs == 0 || procs > RING_MAX_P))
-		usage_fail(argv[0], usage, "P: not a number from 1 to %llu: "
-			   "'%s'", (unsigned long long)RING_MAX_P, argv[i + 1]);
+	if (argc - i > 1)
+		procs = arg_u64(argv[0], usage, "P", argv[i + 1], 1, RING_MAX_P);
 	check_memory(argv[0], root.n_leaves * 1.12 * 300);
 	secs = bench_seconds();
 	if (ops->so_init(procs, 1000) != 0 ||

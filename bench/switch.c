@@ -115,14 +115,23 @@ static const char usage[] =
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
-static uint64_t parse_arg(const char *prog, const char *arg, uint64_t max)
+/* Every size is checked before the first is timed. */
+static int run_sizes(const char *prog, const char *const *sizes, int nsizes,
+		     int threads, uint64_t rounds)
 {
-	uint64_t v;
+	uint64_t extra[nsizes];
+	int used;
 
-	if (parse_u64(arg, &v) != 0 || v > max)
-		usage_fail(prog, usage, "not a number up to %llu: '%s'",
-			   (unsigned long long)max, arg);
-	return v;
+	for (int k = 0; k < nsizes; k++)
+		extra[k] = arg_u64(prog, usage, "EXTRA_BYTES", sizes[k], 0,
+				   USCHED_STACK_MAX_DEFAULT / 2);
+	printf("%10s %10s\n", "saved B", "ns/switch");
+	for (int k = 0; k < nsizes; k++) {
+		double ns = ns_per_switch(threads, rounds, extra[k], &used);
+
+		printf("%10d %10.2f\n", used, ns);
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -130,7 +139,7 @@ int main(int argc, char **argv)
 	static const char *const dflt[] = { "0", "64", "256", "1024", "2048",
 					    "4096", "8192" };
 	const char *const *sizes = dflt;
-	int nsizes = sizeof dflt / sizeof dflt[0], i = 1, used;
+	int nsizes = sizeof dflt / sizeof dflt[0], i = 1;
 	uint64_t rounds = 10000000, threads = 2;
 
 	for (; i < argc && (strcmp(argv[i], "-f") == 0 ||
@@ -143,27 +152,17 @@ int main(int argc, char **argv)
 		if (i + 1 == argc)
 			usage_fail(argv[0], usage, "%s needs a value", argv[i]);
 		if (argv[i][1] == 'n')
-			rounds = parse_arg(argv[0], argv[++i], 1ULL << 40);
+			rounds = arg_u64(argv[0], usage, "ROUNDS", argv[++i],
+					 1, 1ULL << 40);
 		else
-			threads = parse_arg(argv[0], argv[++i], 1 << 24);
+			threads = arg_u64(argv[0], usage, "THREADS", argv[++i],
+					  1, 1 << 24);
 	}
-	if (rounds == 0)
-		usage_fail(argv[0], usage, "ROUNDS must be positive");
-	if (threads == 0)
-		usage_fail(argv[0], usage, "THREADS must be positive");
 	if (i < argc) {
 		if (bench_is_option(argv[i]))
 			usage_fail(argv[0], usage, "unknown option '%s'", argv[i]);
 		sizes = (const char *const *)argv + i;
 		nsizes = argc - i;
 	}
-	printf("%10s %10s\n", "saved B", "ns/switch");
-	for (int k = 0; k < nsizes; k++) {
-		uint64_t extra = parse_arg(argv[0], sizes[k],
-					   USCHED_STACK_MAX_DEFAULT / 2);
-		double ns = ns_per_switch((int)threads, rounds, extra, &used);
-
-		printf("%10d %10.2f\n", used, ns);
-	}
-	return 0;
+	return run_sizes(argv[0], sizes, nsizes, (int)threads, rounds);
 }

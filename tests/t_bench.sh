@@ -157,5 +157,23 @@ for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
 	ok $? "switch $a exits 2"
 done
 
+# The bounded numbers name the argument and its bounds.
+msg_is() {
+	local want=$1
+	shift
+	timeout 120 "$@" >/dev/null 2>"$err"
+	[ $? = 2 ] && grep -qF -- "$want" "$err"
+	ok $? "${*#$bin/}: says $want"
+}
+msg_is "THREADS: not a number from 1 to 16777216: '0'" "$bin/switch" -t 0
+msg_is "ROUNDS: not a number from 1 to 1099511627776: 'x'" "$bin/switch" -n x
+msg_is "EXTRA_BYTES: not a number from 0 to" "$bin/switch" -n 10 0 x
+out=$(timeout 120 "$bin/switch" -n 10 0 x 2>/dev/null)
+[ $? = 2 ] && [ -z "$out" ]
+ok $? "switch -n 10 0 x: fails before timing the good size"
+msg_is "COUNT: not a number from 1 to" "$bin/create" 0
+built create-cpp && msg_is "COUNT: not a number from 1 to" "$bin/create-cpp" -1
+msg_is "P: not a number from 1 to" "$bin/skynet" 10 0
+
 echo "1..$n"
 [ $failed = 0 ]

@@ -25,8 +25,7 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 
 	if (argc != 2)
 		usage_fail(name, usage, "expected 1 argument, got %d", argc - 1);
-	if (parse_u64(argv[1], &count) != 0 || count == 0)
-		usage_fail(name, usage, "COUNT: not a positive decimal: '%s'", argv[1]);
+	count = arg_u64(name, usage, "COUNT", argv[1], 1, UINT64_MAX);
 
 	try {
 		double start = bench_seconds();
