@@ -48,7 +48,8 @@ double bench_seconds(void);
 /* Print "PROG: WHY" and "usage: PROG USAGE" on stderr, then exit(2). */
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
-/* The number @s, from @min to @max; else usage_fail() naming it @what. */
+/* The number @s, from @min to @max; else usage_fail() naming it @what
+ * (and echoing up to 64 characters of @s). */
 uint64_t arg_u64(const char *prog, const char *usage, const char *what,
 		 const char *s, uint64_t min, uint64_t max);
 

@@ -116,7 +116,7 @@ static const char usage[] =
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
 /* Every size is checked before the first is timed. */
-static int run_sizes(const char *prog, const char *const *sizes, int nsizes,
+static void run_sizes(const char *prog, const char *const *sizes, int nsizes,
 		     int threads, uint64_t rounds)
 {
 	uint64_t extra[nsizes];
@@ -131,7 +131,6 @@ static int run_sizes(const char *prog, const char *const *sizes, int nsizes,
 
 		printf("%10d %10.2f\n", used, ns);
 	}
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -164,5 +163,6 @@ int main(int argc, char **argv)
 		sizes = (const char *const *)argv + i;
 		nsizes = argc - i;
 	}
-	return run_sizes(argv[0], sizes, nsizes, (int)threads, rounds);
+	run_sizes(argv[0], sizes, nsizes, (int)threads, rounds);
+	return 0;
 }
