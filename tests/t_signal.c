@@ -4,7 +4,8 @@
  * handler uses 4 KiB of stack, during a
  * million switches at varying depths; every thread checks its locals after
  * every resume. USCHED_TEST_SWITCHES=N runs N switches instead (the long
- * run: tens of millions).
+ * run: tens of millions). Signals must also land between two threads:
+ * while a stack is copied out, or the next one picked.
  */
 #include "tap.h"
 #include "tsched.h"
@@ -18,6 +19,8 @@
 enum { THREADS = 8, MIN_TICKS = 100 };
 
 static volatile sig_atomic_t ticks;
+static volatile sig_atomic_t live = THREADS;	/* threads yet to end */
+static volatile sig_atomic_t between;	/* ticks with no thread running */
 static volatile unsigned sink;	/* keeps the handler's stack use real */
 static long bad;
 static long switches;
@@ -32,6 +35,8 @@ static void on_prof(int sig)
 		scratch[i] = (unsigned char)(i * 31 + ticks);
 	sink += scratch[0] + scratch[4095];
 	ticks++;
+	if (live > 0 && ustack_self() == NULL)
+		between++;
 }
 
 static uint64_t mix(uint64_t x)
@@ -59,12 +64,14 @@ static __attribute__((noinline)) void work(uint64_t id, int depth)
 
 /*
  * At least target switches, and on until MIN_TICKS signals came (10 ms at
- * 10 kHz), so that a fast machine still switches under signals.
+ * 10 kHz), one of them between two threads, so that a fast machine still
+ * switches under signals.
  */
 static int more_switches(void)
 {
 	return switches < target ||
-	       (ticks < MIN_TICKS && switches < 1000 * target);
+	       ((ticks < MIN_TICKS || between == 0) &&
+		switches < 100 * target);
 }
 
 static void thread(void *arg)
@@ -73,6 +80,7 @@ static void thread(void *arg)
 
 	while (more_switches())
 		work(id, (int)(id * 7 % 40));
+	live--;
 }
 
 int main(void)
@@ -108,6 +116,8 @@ int main(void)
 	diag("%d signals, %.0f per second (sink %u)", (int)ticks, ticks / secs,
 	     sink);
 	ok(ticks >= MIN_TICKS, "signals arrived during the switches (%d)", (int)ticks);
+	ok(between > 0, "signals landed between two threads (%d)",
+	   (int)between);
 	ok(bad == 0, "no locals corrupted (%ld bad)", bad);
 	ok(ts.ts_bytes == 0 && ts.ts_done == THREADS, "all done and freed");
 	return tap_done();
