@@ -665,6 +665,7 @@ __asm__(
 	"mov x1, sp\n"
 	"blr x9\n"			/* t_buf in x0, t_len in x1 */
 	"tbnz x1, #63, 1f\n"
+	"ldr x3, [sp, #160]\n"		/* the FP control state in force */
 	"mov x2, x1\n"
 	"mov x1, x0\n"
 	"sub x0, x19, x2\n"
@@ -686,11 +687,14 @@ __asm__(
 "uarch_resume:\n"
 	"mov sp, x0\n"
 	"mov x19, x0\n"
+	"mov x20, x3\n"			/* kept across the copy */
 	"cbz x2, 1f\n"
 	"bl " UARCH_COPY "\n"
 "1:\n"
 	"mov sp, x19\n"
 	"ldr x9, [sp, #160]\n"
+	"cmp x9, x20\n"
+	"b.eq 2f\n"
 	"cmn x9, #1\n"
 	"b.eq 2f\n"
 	"msr fpcr, x9\n"
