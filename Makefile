@@ -127,10 +127,8 @@ check-matrix:
 print-cflags-%:
 	@echo '$(CFLAGS_$*)'
 
-usched.pc: usched.pc.in
-	sed -e 's|@PREFIX@|$(PREFIX)|' $< > $@
-
-install: all usched.pc
+# usched.pc is written at install time: it names this install's PREFIX.
+install: all
 	install -d $(DESTDIR)$(PREFIX)/include/sched \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(filter-out sched/%,$(PUB_HDRS)) \
@@ -138,9 +136,10 @@ install: all usched.pc
 	install -m 644 sched/sched.h $(DESTDIR)$(PREFIX)/include/sched/
 	install -m 644 $(O)/libusched.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(O)/libusched.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' usched.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/usched.pc
 
 clean:
-	rm -rf build libusched.a libusched.so usched.pc $(BENCH_BIN) \
+	rm -rf build libusched.a libusched.so $(BENCH_BIN) \
 		report
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done

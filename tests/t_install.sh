@@ -1,0 +1,118 @@
+#!/bin/bash
+# make install, as a user sees it: the headers, both libraries and
+# usched.pc land under PREFIX (a second install under another PREFIX names
+# its own), and programs build against them with pkg-config alone: the
+# README's complete program, linked shared and static, and one that uses
+# both schedulers, in C and C++.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+if ! command -v pkg-config >/dev/null; then
+	echo "1..0 # SKIP pkg-config is not installed"
+	exit 0
+fi
+
+# A make of its own, not a part of the one that may be running the tests.
+install_to() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$root" -s \
+		--no-print-directory install PREFIX="$1" >"$tmp/make.log" 2>&1 ||
+		{ sed 's/^/# /' "$tmp/make.log"; return 1; }
+}
+
+pc() {
+	local prefix=$1
+	shift
+	PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config "$@" usched
+}
+
+install_to "$tmp/a"
+ok $? "make install PREFIX=TMP/a"
+missing=
+for f in include/usched.h include/ll.h include/rr.h include/sched/sched.h \
+	 lib/libusched.a lib/libusched.so lib/pkgconfig/usched.pc; do
+	[ -f "$tmp/a/$f" ] || missing+=" $f"
+done
+[ -z "$missing" ]
+ok $? "it installs the headers, both libraries and usched.pc${missing:+ (missing:$missing)}"
+[ "$(pc "$tmp/a" --variable=prefix)" = "$tmp/a" ]
+ok $? "usched.pc names the prefix"
+install_to "$tmp/b" && [ "$(pc "$tmp/b" --variable=prefix)" = "$tmp/b" ]
+ok $? "a second install, under another prefix, names its own"
+
+# The README's complete program, as printed there.
+awk '/^A complete program/ { f = 1 } f && /^```$/ { exit }
+     p { print } f && /^```c$/ { p = 1 }' "$root/README.md" >"$tmp/hello.c"
+grep -q "usched_run" "$tmp/hello.c"
+ok $? "the README has a complete program"
+want=$'ping 0\npong 0\nping 1\npong 1\nping 2\npong 2'
+cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" \
+	$(pc "$tmp/b" --cflags --libs) -o "$tmp/hello" &&
+	[ "$(LD_LIBRARY_PATH="$tmp/b/lib" "$tmp/hello")" = "$want" ] &&
+	LD_LIBRARY_PATH="$tmp/b/lib" ldd "$tmp/hello" | grep -q "$tmp/b/lib/libusched.so"
+ok $? "it builds with pkg-config's flags, runs on libusched.so and takes turns"
+cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" $(pc "$tmp/b" --cflags) \
+	"$tmp/b/lib/libusched.a" $(pc "$tmp/b" --libs-only-other) \
+	-o "$tmp/hello-static" &&
+	[ "$("$tmp/hello-static")" = "$want" ] &&
+	! ldd "$tmp/hello-static" | grep -q libusched
+ok $? "linked with libusched.a, it needs no libusched.so"
+
+# Both schedulers by their own headers, and through sched/sched.h.
+cat >"$tmp/scheds.c" <<'EOF'
+#include <ll.h>
+#include <rr.h>
+#include <sched/sched.h>
+#include <stdio.h>
+
+static int ran;
+
+static void count(void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&ran, 1, __ATOMIC_RELAXED);
+}
+
+int main(void)
+{
+	const struct sched_ops *rr = sched_find("rr");
+
+	if (ll_init(1, 1) != 0 || ll_thread_init(count, NULL, 0) == NULL ||
+	    ll_start() != 0 || ll_fini() != 0)
+		return 1;
+	if (rr == NULL || rr->so_init(1, 1) != 0 ||
+	    rr->so_spawn(count, NULL, 0) == NULL || rr->so_start() != 0 ||
+	    rr->so_fini() != 0)
+		return 1;
+	printf("%d\n", ran);
+	return 0;
+}
+EOF
+for lang in c c++; do
+	compiler=cc
+	[ $lang = c++ ] && compiler=c++
+	if ! command -v $compiler >/dev/null; then
+		echo "# skipping $lang: no $compiler"
+		continue
+	fi
+	$compiler -x $lang -Wall -Wextra -Werror "$tmp/scheds.c" -x none \
+		$(pc "$tmp/b" --cflags --libs) -o "$tmp/scheds-$lang" &&
+		[ "$(LD_LIBRARY_PATH="$tmp/b/lib" "$tmp/scheds-$lang")" = 2 ]
+	ok $? "as $lang, a program of ll.h, rr.h and sched/sched.h builds and runs a thread on each"
+done
+
+echo "1..$n"
+[ $failed = 0 ]
