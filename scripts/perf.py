@@ -11,6 +11,9 @@ programs ran (a benchmark is not a test).
     python3 scripts/perf.py            # about a minute on 2 cores
     python3 scripts/perf.py --big      # also 100 million threads: +1 min
 
+With valgrind, it also counts instructions (callgrind): a message of the
+N=8 ring with few threads, by function for usched, and a switch.
+
 Needs the programs of `make bench` in bench/bin; a peer that is missing or
 fails (some cannot hold a million threads) is reported as such; a usched
 program that fails or hangs (RUN_TIMEOUT) ends the run with exit 1.
@@ -19,8 +22,10 @@ program that fails or hangs (RUN_TIMEOUT) ends the run with exit 1.
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import sweep  # noqa: E402  (M as in the full report sweep)
@@ -157,6 +162,80 @@ def ring_n8(args):
         print(line)
 
 
+def callgrind(cmd):
+    """Instructions callgrind counts in a run of BIN/cmd: the total, and by
+    function (code inlined from another file counts with its function)."""
+    path = os.path.join(BIN, str(cmd[0]))
+    if not os.path.exists(path):
+        raise Failed("not built")
+    with tempfile.TemporaryDirectory(prefix="perf-") as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        p = subprocess.run(["valgrind", "--tool=callgrind",
+                            "--callgrind-out-file=" + out, path]
+                           + [str(a) for a in cmd[1:]], capture_output=True,
+                           text=True, timeout=RUN_TIMEOUT)
+        if p.returncode != 0 or not os.path.exists(out):
+            raise Failed("under callgrind: exit %d" % p.returncode)
+        with open(out) as f:
+            total = int(grab(r"(?m)^summary: (\d+)$", f.read()))
+        a = subprocess.run(["callgrind_annotate", "--auto=no", out],
+                           capture_output=True, text=True,
+                           timeout=RUN_TIMEOUT)
+    funcs = {}
+    for n, name in re.findall(r"(?m)^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*?:(\S+)",
+                              a.stdout):
+        name = re.sub(r"'\d+$", "", name)  # callgrind's recursion mark
+        funcs[name] = funcs.get(name, 0) + int(n.replace(",", ""))
+    return total, funcs
+
+
+def per_unit(cmd_of, units_of, counts):
+    """Instructions a unit (message, switch): a run of counts[1] less one
+    of counts[0], so that start and set-up cancel; and by function."""
+    runs = [callgrind(cmd_of(c)) for c in counts]
+    units = units_of(counts[1]) - units_of(counts[0])
+    funcs = {f: (runs[1][1][f] - runs[0][1].get(f, 0)) / units
+             for f in runs[1][1]}
+    return (runs[1][0] - runs[0][0]) / units, funcs
+
+
+def by_function(funcs, top=8):
+    return ", ".join("%s %.1f" % (f, x) for f, x in sorted(
+        funcs.items(), key=lambda kv: -kv[1])[:top] if x >= 0.5)
+
+
+def instructions(args):
+    n, r, ms = 8, 2, (1000, 51000)
+    section("Instructions (callgrind): a message of the ring N=%d R=%d P=1, "
+            "and a switch; runs of M=%d less runs of M=%d" % (n, r, ms[1],
+                                                              ms[0]))
+    if not args.callgrind:
+        print("skipped (--no-callgrind)")
+        return
+    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+        print("skipped: valgrind is not installed")
+        return
+    progs = (("usched ll", ["ring", "--sched", "ll"], True),
+             ("ll -f", ["ring", "-f", "--sched", "ll"], True),
+             ("C++20", ["ring-cpp"], False), ("Boost", ["ring-boost"], False))
+    for label, cmd, ours in progs:
+        try:
+            per, funcs = per_unit(lambda m: cmd + [n, r, m, 0, 1],
+                                  lambda m: n * r * m, ms)
+        except Failed as e:
+            if ours:
+                raise
+            print("%-10s failed: %s" % (label, e))
+            continue
+        print("%-10s %6.1f a message%s" % (
+            label, per, ": " + by_function(funcs) if label == "usched ll"
+            else ""))
+    # By function only for the ring: across the switch benchmark's own
+    # switches callgrind names some of its code after the wrong function.
+    per = per_unit(lambda k: ["switch", "-n", k, 0], lambda k: 2 * k, ms)[0]
+    print("%-10s %6.1f a switch (switch -n K 0)" % ("switch", per))
+
+
 def ring_n2(args):
     section("Ring N=2, P=1: usched ll against C++20 (goal 0.35x)")
     for r in args.rs[:3]:
@@ -262,13 +341,15 @@ def main():
                     help="run Boost and Go for R > 100000 too")
     ap.add_argument("--big", action="store_true",
                     help="the memory figure with 100 million threads")
+    ap.add_argument("--no-callgrind", dest="callgrind", action="store_false",
+                    help="skip the instruction counts")
     ap.add_argument("--bin", default=BIN,
                     help="where the programs are (default bench/bin)")
     args = ap.parse_args()
     BIN = args.bin
     try:
-        for part in (switch, ring_n8, ring_n2, ring_p2, extra_bytes,
-                     create, memory):
+        for part in (switch, ring_n8, instructions, ring_n2, ring_p2,
+                     extra_bytes, create, memory):
             part(args)
     except Failed as e:
         print("perf: a usched benchmark failed: %s" % e, file=sys.stderr)

@@ -376,11 +376,64 @@ PERF_FAKES = {
 }
 
 
+# Callgrind, faked: a run of the ring with M rounds "counts" 1000 + k*16*M
+# instructions (k a message: 75 for ring, 70 for ring -f, 36 for C++20),
+# some in functions the annotation lists; Boost fails; a switch run of -n K
+# counts 1000 + 142*2*K.
+FAKE_VALGRIND = r"""#!/usr/bin/env python3
+import os, sys
+args = sys.argv[1:]
+out = [a.split("=", 1)[1] for a in args if a.startswith("--callgrind-out")][0]
+prog = [a for a in args if not a.startswith("--tool")
+        and not a.startswith("--callgrind")]
+name, rest = os.path.basename(prog[0]), prog[1:]
+if name == "switch":
+    k, per = 2 * int(rest[rest.index("-n") + 1]), 142
+else:
+    k = int(rest[-3]) * 16
+    per = {"ring": 70 if "-f" in rest else 75, "ring-cpp": 36}.get(name)
+if per is None:
+    sys.exit(1)
+with open(out, "w") as f:
+    f.write("summary: %d\n" % (1000 + k * per))
+    if name == "ring" and "-f" not in rest:
+        f.write("fn bench/ring.c:rounds_ll'2 %d\n" % (27 * k + 500))
+        f.write("fn ll.c:ll_wake %d\n" % (13 * k))
+        f.write("fn sched/proc.h:ll_wake %d\n" % k)
+"""
+FAKE_ANNOTATE = r"""#!/usr/bin/env python3
+import sys
+for line in open(sys.argv[-1]):
+    if line.startswith("fn "):
+        _, where, n = line.split()
+        print("%s (10.00%%)  %s [/bin/x]" % ("{:,}".format(int(n)), where))
+"""
+
+
+def fake_tools(tmp):
+    """The fake valgrind and callgrind_annotate, and a PATH that finds
+    them first."""
+    tools = os.path.join(tmp, "tools")
+    os.makedirs(tools)
+    for name, text in (("valgrind", FAKE_VALGRIND),
+                       ("callgrind_annotate", FAKE_ANNOTATE)):
+        with open(os.path.join(tools, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(tools, name), 0o755)
+    return dict(os.environ, PATH=tools + os.pathsep + os.environ["PATH"])
+
+
+def run_perf(env, *args):
+    return subprocess.run([sys.executable, PERF, *args], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
 def test_perf(tmp):
     """perf.py's ratios and verdicts, from fake programs with known times."""
     for name, body in PERF_FAKES.items():
         fake_bin(tmp, name, body)
-    p = run(PERF, "--bin", tmp, "--runs", "2", "--rs", "2,100,10000")
+    env = fake_tools(tmp)
+    p = run_perf(env, "--bin", tmp, "--runs", "2", "--rs", "2,100,10000")
     out = p.stdout
     check(p.returncode == 0, "perf.py runs on programs that work",
           p.stderr)
@@ -398,6 +451,14 @@ def test_perf(tmp):
           "N=2 and P=2 ratios", out)
     check("150.0 bytes a thread met" in out and "20.0 ns   met" in out,
           "memory and create figures", out)
+    check("usched ll    75.0 a message: rounds_ll 27.0, ll_wake 14.0\n" in out
+          and "ll -f        70.0 a message\n" in out
+          and "C++20        36.0 a message\n" in out
+          and "Boost      failed: under callgrind: exit 1" in out
+          and "switch      142.0 a switch" in out,
+          "instructions a message and a switch: the difference of two "
+          "callgrind runs, by function (inlined parts and recursion joined)",
+          out)
     # D=1000: 20 us more over 1000 switches for 1000 B; switch: 10 ns more
     # for 1000 B.
     check("R=100 D=1000  ring 20.5 ns/KiB, switch 10.2 -> 2.00 MISSED; "
@@ -411,16 +472,19 @@ def test_perf(tmp):
           "every comparison runs --runs rounds",
           calls(os.path.join(tmp, "ring-cpp")))
     os.remove(os.path.join(tmp, "ring-cpp"))
-    p = run(PERF, "--bin", tmp, "--runs", "1", "--rs", "2")
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-callgrind")
     row = [x for x in p.stdout.splitlines() if x.split()[:1] == ["2"]]
     # 8 threads * 2 cycles * 500100 rounds in 0.75 s: 10.7 M messages/s
     check(p.returncode == 0 and len(row) == 1
           and row[0].split()[3:6] == ["10.7", "failed:", "not"],
           "without the C++20 peer, ring -f still shows messages/s",
           p.stdout + p.stderr)
+    check("skipped (--no-callgrind)" in p.stdout,
+          "--no-callgrind skips the instruction counts", p.stdout)
     for name in ("switch", "ring", "create"):
         fake_bin(tmp, name, "exit 1")
-        p = run(PERF, "--bin", tmp, "--runs", "1", "--rs", "2")
+        p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2")
         check(p.returncode == 1 and "a usched benchmark failed" in p.stderr,
               f"a failing usched {name}: exit 1", p.stderr)
         fake_bin(tmp, name, PERF_FAKES[name])
