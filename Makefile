@@ -129,6 +129,8 @@ print-cflags-%:
 
 # usched.pc is written at install time: it names this install's PREFIX.
 install: all
+	@mkdir -p $(OBJ)
+	sed -e 's|@PREFIX@|$(PREFIX)|' usched.pc.in > $(OBJ)/usched.pc
 	install -d $(DESTDIR)$(PREFIX)/include/sched \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(filter-out sched/%,$(PUB_HDRS)) \
@@ -136,8 +138,7 @@ install: all
 	install -m 644 sched/sched.h $(DESTDIR)$(PREFIX)/include/sched/
 	install -m 644 $(O)/libusched.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(O)/libusched.so $(DESTDIR)$(PREFIX)/lib/
-	sed -e 's|@PREFIX@|$(PREFIX)|' usched.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/usched.pc
+	install -m 644 $(OBJ)/usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
 	rm -rf build libusched.a libusched.so $(BENCH_BIN) \

@@ -26,10 +26,13 @@ if ! command -v pkg-config >/dev/null; then
 	exit 0
 fi
 
-# A make of its own, not a part of the one that may be running the tests.
+# A make of its own, not a part of the one that may be running the tests,
+# nor given its variables (make puts those of its command line in the
+# environment).
 install_to() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$root" -s \
-		--no-print-directory install PREFIX="$1" >"$tmp/make.log" 2>&1 ||
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u DESTDIR \
+		make -C "$root" -s --no-print-directory install PREFIX="$1" \
+		DESTDIR= >"$tmp/make.log" 2>&1 ||
 		{ sed 's/^/# /' "$tmp/make.log"; return 1; }
 }
 
@@ -50,8 +53,18 @@ done
 ok $? "it installs the headers, both libraries and usched.pc${missing:+ (missing:$missing)}"
 [ "$(pc "$tmp/a" --variable=prefix)" = "$tmp/a" ]
 ok $? "usched.pc names the prefix"
-install_to "$tmp/b" && [ "$(pc "$tmp/b" --variable=prefix)" = "$tmp/b" ]
+(umask 077 && install_to "$tmp/b") &&
+	[ "$(pc "$tmp/b" --variable=prefix)" = "$tmp/b" ]
 ok $? "a second install, under another prefix, names its own"
+modes=$(cd "$tmp/b" && stat -c "%a %n" include/usched.h \
+	include/sched/sched.h lib/libusched.a lib/libusched.so \
+	lib/pkgconfig/usched.pc)
+[ "$modes" = "644 include/usched.h
+644 include/sched/sched.h
+644 lib/libusched.a
+755 lib/libusched.so
+644 lib/pkgconfig/usched.pc" ]
+ok $? "under umask 077 too, everyone may read what it installs: $(echo $modes)"
 
 # The README's complete program, as printed there.
 awk '/^A complete program/ { f = 1 } f && /^```$/ { exit }
