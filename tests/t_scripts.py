@@ -378,14 +378,17 @@ PERF_FAKES = {
 
 # Callgrind, faked: a run of the ring with M rounds "counts" 1000 + k*16*M
 # instructions (k a message: 75 for ring, 70 for ring -f, 36 for C++20),
-# some in functions the annotation lists; Boost fails; a switch run of -n K
-# counts 1000 + 142*2*K.
+# some in functions the annotation lists (one in a file whose path has a
+# space), and a second event after them; Boost fails, and so does every
+# program with FAKE_CALLGRIND_FAILS set; a switch run of -n K counts
+# 1000 + 142*2*K.
 FAKE_VALGRIND = r"""#!/usr/bin/env python3
 import os, sys
 args = sys.argv[1:]
 out = [a.split("=", 1)[1] for a in args if a.startswith("--callgrind-out")][0]
-prog = [a for a in args if not a.startswith("--tool")
-        and not a.startswith("--callgrind")]
+prog = args[[a.startswith("--") for a in args].index(False):]
+if os.environ.get("FAKE_CALLGRIND_FAILS"):
+    sys.exit(3)
 name, rest = os.path.basename(prog[0]), prog[1:]
 if name == "switch":
     k, per = 2 * int(rest[rest.index("-n") + 1]), 142
@@ -395,17 +398,17 @@ else:
 if per is None:
     sys.exit(1)
 with open(out, "w") as f:
-    f.write("summary: %d\n" % (1000 + k * per))
+    f.write("summary: %d 77\n" % (1000 + k * per))
     if name == "ring" and "-f" not in rest:
         f.write("fn bench/ring.c:rounds_ll'2 %d\n" % (27 * k + 500))
         f.write("fn ll.c:ll_wake %d\n" % (13 * k))
-        f.write("fn sched/proc.h:ll_wake %d\n" % k)
+        f.write("fn /a b/sched/proc.h:ll_wake %d\n" % k)
 """
 FAKE_ANNOTATE = r"""#!/usr/bin/env python3
 import sys
 for line in open(sys.argv[-1]):
     if line.startswith("fn "):
-        _, where, n = line.split()
+        where, n = line[3:].rsplit(" ", 1)
         print("%s (10.00%%)  %s [/bin/x]" % ("{:,}".format(int(n)), where))
 """
 
@@ -482,6 +485,14 @@ def test_perf(tmp):
           p.stdout + p.stderr)
     check("skipped (--no-callgrind)" in p.stdout,
           "--no-callgrind skips the instruction counts", p.stdout)
+    p = run_perf(dict(env, FAKE_CALLGRIND_FAILS="1"), "--bin", tmp,
+                 "--runs", "1", "--rs", "2")
+    check(p.returncode == 0
+          and "usched ll  failed: under callgrind: exit 3" in p.stdout
+          and "switch     failed: under callgrind: exit 3" in p.stdout
+          and "## Memory" in p.stdout,
+          "a failure under callgrind is reported, and the run goes on",
+          p.stdout + p.stderr)
     for name in ("switch", "ring", "create"):
         fake_bin(tmp, name, "exit 1")
         p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2")
