@@ -19,7 +19,7 @@
 enum { THREADS = 8, MIN_TICKS = 100 };
 
 static volatile sig_atomic_t ticks;
-static volatile sig_atomic_t live = THREADS;	/* threads yet to end */
+static volatile sig_atomic_t live;	/* threads started, not ended */
 static volatile sig_atomic_t between;	/* ticks with no thread running */
 static volatile unsigned sink;	/* keeps the handler's stack use real */
 static long bad;
@@ -65,19 +65,20 @@ static __attribute__((noinline)) void work(uint64_t id, int depth)
 /*
  * At least target switches, and on until MIN_TICKS signals came (10 ms at
  * 10 kHz), one of them between two threads, so that a fast machine still
- * switches under signals.
+ * switches under signals (up to ten times target).
  */
 static int more_switches(void)
 {
 	return switches < target ||
 	       ((ticks < MIN_TICKS || between == 0) &&
-		switches < 100 * target);
+		switches < 10 * target);
 }
 
 static void thread(void *arg)
 {
 	uint64_t id = (uintptr_t)arg;
 
+	live++;
 	while (more_switches())
 		work(id, (int)(id * 7 % 40));
 	live--;
