@@ -7,18 +7,7 @@ set -u
 bin=${BENCH_BIN:-$(cd "$(dirname "$0")/../bench/bin" && pwd)}
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # expect STATUS PROG ARGS...: exit status, and one number on stdout if 0,
 # or a message on stderr only if not.
@@ -175,5 +164,4 @@ msg_is "COUNT: not a number from 1 to" "$bin/create" 0
 built create-cpp && msg_is "COUNT: not a number from 1 to" "$bin/create-cpp" -1
 msg_is "P: not a number from 1 to" "$bin/skynet" 10 0
 
-echo "1..$n"
-[ $failed = 0 ]
+tap_done

@@ -8,18 +8,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 if ! command -v pkg-config >/dev/null; then
 	echo "1..0 # SKIP pkg-config is not installed"
@@ -127,5 +116,4 @@ for lang in c c++; do
 	ok $? "as $lang, a program of ll.h, rr.h and sched/sched.h builds and runs a thread on each"
 done
 
-echo "1..$n"
-[ $failed = 0 ]
+tap_done
