@@ -38,21 +38,31 @@ class Failed(Exception):
     pass
 
 
-def run(args):
-    """Runs BIN/args[0] with args[1:]; returns (stdout, stderr)."""
-    path = os.path.join(BIN, args[0])
-    if not os.path.exists(path):
-        raise Failed("not built")
+def execute(argv, what=""):
+    """Runs argv; returns (stdout, stderr), or raises Failed with `what`
+    and the last line of stderr."""
     try:
-        p = subprocess.run([path] + [str(a) for a in args[1:]],
-                           capture_output=True, text=True,
-                           timeout=RUN_TIMEOUT)
+        p = subprocess.run([str(a) for a in argv], capture_output=True,
+                           text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
-        raise Failed("no end after %d s" % RUN_TIMEOUT)
+        raise Failed("%sno end after %d s" % (what, RUN_TIMEOUT))
     if p.returncode != 0:
         lines = (p.stderr.strip() or "exit %d" % p.returncode).splitlines()
-        raise Failed(lines[-1][:60])
+        raise Failed(what + lines[-1][:60])
     return p.stdout, p.stderr
+
+
+def program(name):
+    """BIN/name, or Failed if it was not built."""
+    path = os.path.join(BIN, str(name))
+    if not os.path.exists(path):
+        raise Failed("not built")
+    return path
+
+
+def run(args):
+    """Runs BIN/args[0] with args[1:]; returns (stdout, stderr)."""
+    return execute([program(args[0])] + list(args[1:]))
 
 
 def best(cmds, runs, ours):
@@ -162,34 +172,20 @@ def ring_n8(args):
         print(line)
 
 
-def tool(argv, what):
-    """Runs a valgrind tool; its stdout, or Failed."""
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True,
-                           timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise Failed("%s: no end after %d s" % (what, RUN_TIMEOUT))
-    if p.returncode != 0:
-        raise Failed("%s: exit %d" % (what, p.returncode))
-    return p.stdout
-
-
 def callgrind(cmd):
     """Instructions callgrind counts in a run of BIN/cmd: the total, and by
     function (code inlined from another file counts with its function)."""
-    path = os.path.join(BIN, str(cmd[0]))
-    if not os.path.exists(path):
-        raise Failed("not built")
+    path = program(cmd[0])
     with tempfile.TemporaryDirectory(prefix="perf-") as tmp:
         out = os.path.join(tmp, "callgrind.out")
         # Instructions only, whatever VALGRIND_OPTS asks for.
-        tool(["valgrind", "--tool=callgrind", "--cache-sim=no",
-              "--branch-sim=no", "--callgrind-out-file=" + out, path]
-             + [str(a) for a in cmd[1:]], "under callgrind")
+        execute(["valgrind", "--tool=callgrind", "--cache-sim=no",
+                 "--branch-sim=no", "--callgrind-out-file=" + out, path]
+                + list(cmd[1:]), "under callgrind: ")
         with open(out) as f:
             total = int(grab(r"(?m)^summary: (\d+)", f.read()))
-        listing = tool(["callgrind_annotate", "--auto=no", "--threshold=100",
-                        out], "callgrind_annotate")
+        listing = execute(["callgrind_annotate", "--auto=no",
+                           "--threshold=100", out], "callgrind_annotate: ")[0]
     funcs = {}
     # "1,234 (5.00%)  file:function [object]"; the file may hold spaces.
     for n, name in re.findall(r"(?m)^\s*([\d,]+) \(\s*[\d.]+%\)\s+.*?:"
