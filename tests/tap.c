@@ -38,6 +38,16 @@ void diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
+void diag_lines(const char *text)
+{
+	while (*text) {
+		int len = (int)strcspn(text, "\n");
+
+		diag("%.*s", len, text);
+		text += len + (text[len] != 0);
+	}
+}
+
 int tap_done(void)
 {
 	printf("1..%d\n", tap_count);
@@ -145,17 +155,14 @@ int tap_wait(pid_t pid)
 	return status;
 }
 
-int dies_with(void (*f)(void *), void *arg, const char *expect,
-	      const char *name)
+int stderr_of(void (*f)(void *), void *arg, char *out, size_t n)
 {
-	char out[4096];
 	int pipefd[2];
-	int status;
-	ssize_t n, got = 0;
+	size_t got = 0;
+	ssize_t k;
 	pid_t pid;
 
-	if (pipe(pipefd) != 0)
-		return ok(0, "%s: pipe failed", name);
+	require(pipe(pipefd) == 0);
 	pid = tap_fork();
 	if (pid == 0) {
 		dup2(pipefd[1], 2);
@@ -165,13 +172,24 @@ int dies_with(void (*f)(void *), void *arg, const char *expect,
 		_exit(0);
 	}
 	close(pipefd[1]);
-	while ((n = read(pipefd[0], out + got, sizeof out - 1 - got)) > 0)
-		got += n;
+	while (got < n - 1 &&
+	       (k = read(pipefd[0], out + got, n - 1 - got)) > 0)
+		got += k;
 	out[got] = 0;
 	close(pipefd[0]);
-	status = tap_wait(pid);
-	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT))
-		diag("child status %#x, stderr: %s", status, out);
+	return tap_wait(pid);
+}
+
+int dies_with(void (*f)(void *), void *arg, const char *expect,
+	      const char *name)
+{
+	char out[4096];
+	int status = stderr_of(f, arg, out, sizeof out);
+
+	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT)) {
+		diag("child status %#x, stderr:", status);
+		diag_lines(out);
+	}
 	return ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
 		  strstr(out, expect) != NULL,
 		  "%s: aborts with \"%s\"", name, expect);

@@ -29,6 +29,8 @@
 int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints a diagnostic line. */
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints text, which may span lines, as diagnostic lines. */
+void diag_lines(const char *text);
 /* Prints the plan; the exit status for main: 0 if every point passed. */
 int tap_done(void);
 /*
@@ -74,6 +76,12 @@ long test_threads(long n);
 pid_t tap_fork(void);
 /* Waits for the child pid; returns its wait status. */
 int tap_wait(pid_t pid);
+
+/*
+ * Runs f(arg) in a child process (SIGABRT at its default), its stderr
+ * read into out (n bytes with the final 0); returns its wait status.
+ */
+int stderr_of(void (*f)(void *), void *arg, char *out, size_t n);
 
 /*
  * Death test: runs f(arg) in a child process and checks that it dies by
