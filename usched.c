@@ -64,6 +64,7 @@
 #include "usched.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -327,6 +328,7 @@ static inline SWITCHING struct uarch_to usched_pick(struct usched *s)
 	if (unlikely(u->u_sched != s || u->u_state != US_BLOCKED))
 		return usched_start(s, u);
 	s->s_self = u;
+	s->s_nr_blocked--;
 	san_switch(s, u);
 	u->u_state = US_RUNNING;
 	return usched_to(u->u_stack, u->u_used);
@@ -339,13 +341,13 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 
 	u->u_state = US_DONE;
 	san_finish(s, u);
+	s->s_self = NULL;	/* call-backs run outside every thread */
+	s->s_blocked = NULL;
 	if (u->u_stack != NULL) {
 		s->s_free(s, u->u_stack, u->u_len);
 		u->u_stack = NULL;
 		u->u_len = 0;
 	}
-	s->s_self = NULL;
-	s->s_blocked = NULL;
 	if (s->s_done != NULL)
 		s->s_done(s, u);
 	to = usched_pick(s);
@@ -368,9 +370,8 @@ ASM_CALLED SWITCHING void usched_exit(void)
 static COLD int ustack_grow(struct ustack *u, long used)
 {
 	struct usched *s = u->u_sched;
-	long max = usched_stack_max(s), want;
+	long max = usched_stack_max(s), want, size;
 	void *buf;
-	int size;
 
 	if (used > max)
 		return -E2BIG;
@@ -384,6 +385,8 @@ static COLD int ustack_grow(struct ustack *u, long used)
 		want = max;
 	want = (want + 15) & ~15L;
 	size = want + SAN_EXTRA(want);
+	if (size > INT_MAX)	/* s_stack_max near INT_MAX */
+		return -E2BIG;
 	buf = s->s_alloc(s, size);
 	if (buf == NULL)
 		return -ENOMEM;
@@ -401,18 +404,21 @@ static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 	struct usched *s = u->u_sched;
 	long used = s->s_bottom - sp;
 
+	s->s_self = NULL;	/* s_alloc and s_free run outside u */
 	if (unlikely(used + SAN_EXTRA(used) > u->u_len)) {
 		int err = ustack_grow(u, used);
 
-		if (err != 0)
+		if (err != 0) {
+			s->s_self = u;
 			return usched_to(NULL, err);
+		}
 	}
 	/* Bookkeeping first: across the copy only s stays live. */
 	u->u_used = used;
 	if (unlikely(used > s->s_max_used))
 		s->s_max_used = used;
 	u->u_state = US_BLOCKED;
-	s->s_self = NULL;
+	s->s_nr_blocked++;
 	s->s_blocked = u;
 	stack_copy(u->u_stack, sp, used);
 	san_save(u, sp, used);
@@ -424,6 +430,11 @@ static SWITCHING struct uarch_to usched_enter(void *arg, char *sp)
 {
 	struct usched *s = arg;
 
+	if (s->s_nr_blocked > 0 && sp != s->s_bottom)
+		usched_panic("usched_run(): %d threads blocked in an earlier "
+			     "run would resume at other addresses; call it "
+			     "from where that run was called",
+			     s->s_nr_blocked);
 	s->s_bottom = sp;
 	s->s_self = NULL;
 	s->s_blocked = NULL;
@@ -453,6 +464,9 @@ void usched_run(struct usched *s)
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len)
 {
+	if (f == NULL || (stack != NULL && len < 0))
+		usched_panic("ustack_init(): %s", f == NULL ? "f is NULL" :
+			     "a buffer of negative size");
 	u->u_sched = s;
 	u->u_stack = stack;
 	u->u_len = stack != NULL ? len : 0;

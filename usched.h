@@ -22,7 +22,8 @@ struct ustack;
 enum { USCHED_STACK_MAX_DEFAULT = 1 << 20 };
 
 struct usched {
-	/* Set by the user. s_next, s_alloc and s_free are required. */
+	/* Set by the user, in a struct otherwise zeroed (= { ... } or
+	 * calloc). s_next, s_alloc and s_free are required. */
 
 	/* Next thread to run (new or blocked), or NULL to leave usched_run. */
 	struct ustack *(*s_next)(struct usched *s);
@@ -55,6 +56,7 @@ struct usched {
 	struct ustack   *s_self;     /* the running thread */
 	struct ustack   *s_blocked;  /* the thread that blocked, for s_next */
 	int              s_running;  /* set while usched_run is active */
+	int              s_nr_blocked; /* threads blocked, to be resumed */
 	void            *s_san_home; /* sanitizer state of usched_run's caller */
 	void            *s_san_dead; /* sanitizer state of a finished thread */
 };
@@ -80,6 +82,12 @@ struct ustack {
 	};
 };
 
+/*
+ * Runs threads until s_next returns NULL. Threads still blocked then hold
+ * addresses of this stack: only a later run called from the same place
+ * (native thread and stack depth) may resume them; a run from elsewhere
+ * stops the program with a message.
+ */
 void usched_run(struct usched *s);
 /* The thread s is running, or NULL; for schedulers that know s already. */
 static inline struct ustack *usched_running(const struct usched *s)

@@ -71,6 +71,38 @@ static void test_block_once(void)
 	ok(ts.ts_bytes == 0, "its buffer was freed when it finished");
 }
 
+/* Waits, keeping a local and a pointer to it across the block. */
+static void wait_with_local(void *arg)
+{
+	volatile int local = 42, *where = &local;
+	int *state = arg;
+
+	*state = tsched_wait() == 0 && *where == 42 ? 2 : -1;
+}
+
+/* A run that ends with threads blocked, then one that resumes them. */
+static void test_later_run(void)
+{
+	struct tsched ts;
+	struct tthread *t[2];
+	int state[2] = { 0, 0 };
+
+	tsched_init(&ts);
+	for (int i = 0; i < 2; i++)
+		t[i] = tsched_spawn(&ts, wait_with_local, &state[i]);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			for (int i = 0; i < 2; i++)
+				tsched_wake(t[i]);
+		tsched_run(&ts);	/* the same place both times */
+		if (pass == 0)
+			ok(state[0] == 0 && state[1] == 0 && ts.ts_done == 0,
+			   "a run ends with its threads still blocked");
+	}
+	ok(state[0] == 2 && state[1] == 2 && ts.ts_done == 2,
+	   "a later run from the same place resumes them intact");
+}
+
 static void test_block_many(void)
 {
 	struct tsched ts;
@@ -159,6 +191,7 @@ int main(void)
 	test_self();
 	test_no_block();
 	test_block_once();
+	test_later_run();
 	test_block_many();
 	test_abort();
 	test_blocked();

@@ -118,6 +118,95 @@ static void run_without_callbacks(void *arg)
 	usched_run(&s);
 }
 
+/*
+ * A dispatcher of one thread that blocks once and is resumed once: its
+ * s_alloc or s_free may block too (which must be caught).
+ */
+static struct ustack once_u;
+static int once_calls;
+
+static struct ustack *once_next(struct usched *s)
+{
+	(void)s;
+	return once_calls++ < 2 ? &once_u : NULL;
+}
+
+static void block_once(void *arg)
+{
+	(void)arg;
+	ustack_block();
+}
+
+static void *blocking_alloc(struct usched *s, int size)
+{
+	ustack_block();
+	return plain_alloc(s, size);
+}
+
+static void blocking_free(struct usched *s, void *buf, int size)
+{
+	ustack_block();
+	plain_free(s, buf, size);
+}
+
+static struct usched once_s;
+
+static struct usched *once_setup(void *(*alloc)(struct usched *, int),
+				 void (*release)(struct usched *, void *, int))
+{
+	once_s = (struct usched){ .s_next = once_next, .s_alloc = alloc,
+				  .s_free = release };
+	ustack_init(&once_u, &once_s, block_once, NULL, NULL, 0);
+	return &once_s;
+}
+
+static void block_in_alloc(void *arg)
+{
+	(void)arg;
+	usched_run(once_setup(blocking_alloc, plain_free));
+}
+
+static void block_in_free(void *arg)
+{
+	(void)arg;
+	usched_run(once_setup(plain_alloc, blocking_free));
+}
+
+/* Its thread is left blocked: the run ends after one call of s_next. */
+static __attribute__((noinline)) void run_deeper(struct usched *s)
+{
+	volatile char frame[256];
+
+	frame[0] = 0;
+	usched_run(s);
+	(void)frame[0];
+}
+
+static void rerun_elsewhere(void *arg)
+{
+	struct usched *s = once_setup(plain_alloc, plain_free);
+
+	(void)arg;
+	once_calls = 1;		/* the first run starts it, then ends */
+	usched_run(s);
+	once_calls = 1;		/* the second run would resume it */
+	run_deeper(s);
+}
+
+static void init_without_function(void *arg)
+{
+	(void)arg;
+	ustack_init(&once_u, &once_s, NULL, NULL, NULL, 0);
+}
+
+static void init_negative_buffer(void *arg)
+{
+	static char buf[64];
+
+	(void)arg;
+	ustack_init(&once_u, &once_s, block_once, NULL, buf, -64);
+}
+
 /* One dispatcher, two native threads. */
 static volatile int inside;
 
@@ -171,6 +260,16 @@ static const struct {
 	  "usched_run without s_alloc and s_free" },
 	{ run_twice, "already running on another native thread",
 	  "one dispatcher on two native threads" },
+	{ block_in_alloc, "ustack_block() called outside",
+	  "blocking in s_alloc" },
+	{ block_in_free, "ustack_block() called outside",
+	  "blocking in s_free, as a thread ends" },
+	{ rerun_elsewhere, "would resume at other addresses",
+	  "resuming blocked threads from another stack depth" },
+	{ init_without_function, "f is NULL",
+	  "ustack_init without a function" },
+	{ init_negative_buffer, "negative size",
+	  "ustack_init with a buffer of negative size" },
 };
 
 int main(void)
