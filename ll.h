@@ -17,7 +17,10 @@ extern "C" {
 
 struct ll_thread;
 
-/* 0 or -errno. thread_nr is the number of threads expected (a hint). */
+/*
+ * 0 or -errno: -EBUSY if set up and not finished (fini first). thread_nr
+ * is the number of threads expected (a hint).
+ */
 int  ll_init(int proc_nr, int thread_nr);
 /* Starts the processors; threads may be created before or after. */
 int  ll_start(void);

@@ -16,7 +16,10 @@ extern "C" {
 
 struct rr_thread;
 
-/* 0 or -errno. thread_nr is the number of threads expected (a hint). */
+/*
+ * 0 or -errno: -EBUSY if set up and not finished (fini first). thread_nr
+ * is the number of threads expected (a hint).
+ */
 int  rr_init(int proc_nr, int thread_nr);
 /* Starts the processors; threads may be created before or after. */
 int  rr_start(void);

@@ -264,7 +264,7 @@ int procs_init(struct procs *ps, int nr, size_t size, size_t thread_size,
 {
 	if (nr <= 0 || nr > 4096)
 		return -EINVAL;
-	if (ps->ps_run > 0)		/* processors running: fini first */
+	if (ps->ps_base != NULL && !ps->ps_finished)	/* fini first */
 		return -EBUSY;
 	free(ps->ps_base);	/* kept by the last fini for its counters */
 	size = (size + 63) & ~(size_t)63;	/* a cache line each */

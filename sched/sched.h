@@ -20,7 +20,8 @@ struct sched_stats {
 
 struct sched_ops {
 	const char *so_name;
-	/* proc_nr processors; thread_nr expected threads (a sizing hint). */
+	/* proc_nr processors; thread_nr expected threads (a sizing hint).
+	 * -EBUSY if set up and not finished: fini first. */
 	int   (*so_init)(int proc_nr, int thread_nr);
 	/* Starts the processors. Threads may be spawned before or after. */
 	int   (*so_start)(void);

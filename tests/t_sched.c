@@ -198,11 +198,12 @@ static void test_wake_finished(void)
 }
 
 /* done() ends the thread; code after it never runs. */
-static int after_done;
+static int before_done, after_done;
 
 static void doner(void *arg)
 {
 	(void)arg;
+	before_done = 1;
 	ops->so_done();
 	after_done = 1;
 }
@@ -235,10 +236,14 @@ static void test_misc(void)
 	   ops->so_name);
 
 	require(ops->so_init(2, 0) == 0);
-	after_done = 0;
+	before_done = after_done = 0;
 	require(ops->so_spawn(doner, NULL, 0) != NULL);
+	ok(ops->so_init(1, 0) == -EBUSY, "%s: init again before fini: -EBUSY",
+	   ops->so_name);
 	require(ops->so_fini() == 0);
-	ok(after_done == 0, "%s: done() ends the thread", ops->so_name);
+	ok(before_done && !after_done && ops->so_stats(1, &st) == 0,
+	   "%s: done() ends the thread, on the first init's 2 processors",
+	   ops->so_name);
 
 	require(ops->so_init(4, 0) == 0);
 	require(ops->so_start() == 0);
