@@ -36,7 +36,8 @@ def load_results(results):
                 pt = json.load(f)
             pt["threads"] = pt["n"] * pt["r"]
             pt["messages"] = pt["threads"] * pt["m"]
-            pt["status"]
+            if not isinstance(pt["label"], str) or "status" not in pt:
+                raise ValueError("no label or no status")
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"graph.py: ignoring {name}: {e!r}", file=sys.stderr)
             continue

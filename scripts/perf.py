@@ -40,15 +40,18 @@ class Failed(Exception):
 
 def execute(argv, what=""):
     """Runs argv; returns (stdout, stderr), or raises Failed with `what`
-    and the last line of stderr."""
+    and the first line of stderr (the reason; usage text follows it), not
+    counting valgrind's own."""
     try:
         p = subprocess.run([str(a) for a in argv], capture_output=True,
                            text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise Failed("%sno end after %d s" % (what, RUN_TIMEOUT))
     if p.returncode != 0:
-        lines = (p.stderr.strip() or "exit %d" % p.returncode).splitlines()
-        raise Failed(what + lines[-1][:60])
+        lines = [x for x in p.stderr.splitlines()
+                 if x.strip() and not x.startswith("==")]
+        raise Failed(what + (lines[0][:72] if lines
+                             else "exit %d" % p.returncode))
     return p.stdout, p.stderr
 
 
@@ -56,7 +59,7 @@ def program(name):
     """BIN/name, or Failed if it was not built."""
     path = os.path.join(BIN, str(name))
     if not os.path.exists(path):
-        raise Failed("not built")
+        raise Failed("not built: " + path)
     return path
 
 

@@ -470,7 +470,6 @@ def dry_run(todo, done):
 
 def sweep(todo, opts, hyperfine):
     """Run the points, saving each; return the number that failed."""
-    os.makedirs(opts.results, exist_ok=True)
     if todo:
         with open(os.path.join(opts.results, "machine.json"), "w") as f:
             json.dump(machine_info(), f, indent=1)
@@ -491,8 +490,12 @@ def interrupt(signum, frame):
 def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, interrupt)
-    points = make_points(present_impls(opts), opts.ns, opts.rs,
-                         opts.messages, opts.bin)
+    impls = present_impls(opts)
+    if not impls:
+        print(f"sweep.py: none of the selected programs is in {opts.bin} "
+              "(make bench builds them)", file=sys.stderr)
+        return 1
+    points = make_points(impls, opts.ns, opts.rs, opts.messages, opts.bin)
     todo = [p for p in points
             if not is_done(opts.results, p, opts.retry_failed)]
     if opts.dry_run:
@@ -503,10 +506,16 @@ def main(argv=None):
         print("sweep.py: hyperfine not found (apt-get install hyperfine)",
               file=sys.stderr)
         return 1
-    print(f"{len(todo)} points to run, {len(points) - len(todo)} already "
-          f"done; results in {opts.results}", flush=True)
     try:
+        os.makedirs(opts.results, exist_ok=True)
+        print(f"{len(todo)} points to run, {len(points) - len(todo)} "
+              f"already done; results in {opts.results}", flush=True)
         failed = sweep(todo, opts, hyperfine)
+    except OSError as e:
+        print(f"sweep.py: cannot write the results: "
+              f"{e.filename or opts.results}: {e.strerror or e}",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished points are in {opts.results}, "
               "run again to resume", file=sys.stderr)

@@ -109,10 +109,19 @@ def test_graph(tmp):
             json.dump(p, f)
     with open(os.path.join(res, "machine.json"), "w") as f:
         json.dump(MACHINE, f)
+    for name, text in (("nolabel.json", '{"n": 2, "r": 8, "m": 1000, '
+                        '"status": "ok", "seconds": [1]}'),
+                       ("cut.json", '{"label": "U-rr", "n": 2')):
+        with open(os.path.join(res, name), "w") as f:
+            f.write(text)
     p = run(GRAPH, "--results", res, "--out", out)
     if not check(p.returncode == 0, "graph.py runs on fixed results",
                  p.stdout + p.stderr):
         return
+    check("ignoring nolabel.json" in p.stderr
+          and "ignoring cut.json" in p.stderr,
+          "points without a label, or cut short, are skipped with a "
+          "message", p.stderr)
     with open(os.path.join(out, "report.md")) as f:
         md = f.read()
     t = md_tables(md)
@@ -494,11 +503,18 @@ def test_perf(tmp):
           "a failure under callgrind is reported, and the run goes on",
           p.stdout + p.stderr)
     for name in ("switch", "ring", "create"):
-        fake_bin(tmp, name, "exit 1")
+        fake_bin(tmp, name, f"echo '{name}: a reason' >&2; "
+                 f"echo 'usage: {name} ARGS' >&2; exit 2")
         p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2")
-        check(p.returncode == 1 and "a usched benchmark failed" in p.stderr,
-              f"a failing usched {name}: exit 1", p.stderr)
+        check(p.returncode == 1 and "a usched benchmark failed: "
+              f"{name}: a reason\n" in p.stderr,
+              f"a failing usched {name}: exit 1, with its reason (not "
+              "its usage)", p.stderr)
         fake_bin(tmp, name, PERF_FAKES[name])
+    p = run_perf(env, "--bin", os.path.join(tmp, "nowhere"))
+    check(p.returncode == 1 and "not built: " +
+          os.path.join(tmp, "nowhere", "switch") in p.stderr,
+          "a usched benchmark not built is named", p.stderr)
 
 
 def main():
