@@ -13,6 +13,7 @@
 #include "args.h"
 #include "common.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ struct cycle {
 	uint64_t       c_rounds;
 	size_t         c_extra;
 	int            c_n;
-	int            c_error;
+	int            c_error;	/* a block's -errno; 1: a stack changed */
 	int            c_finished;
 };
 
@@ -63,9 +64,11 @@ static void cycle_thread(void *arg)
 
 	memset(pad, 0x5a, sizeof pad);
 	for (uint64_t i = 0; i < c->c_rounds; i++) {
+		int rc;
+
 		c->c_next = other;
-		if (ustack_block() != 0)
-			c->c_error = 1;
+		if ((rc = ustack_block()) != 0)
+			c->c_error = rc;
 	}
 	cycle_end(c, other);
 	if (pad[c->c_extra] != 0x5a)
@@ -73,6 +76,20 @@ static void cycle_thread(void *arg)
 }
 
 static int share_fpctl;	/* -f */
+static const char *prog = "switch";	/* argv[0], for messages */
+
+static __attribute__((noreturn, format(printf, 1, 2)))
+void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
 
 static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
 			    int *used)
@@ -87,21 +104,21 @@ static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
 	};
 	double secs;
 
-	if (c.c_u == NULL) {
-		fprintf(stderr, "switch: no memory for %d threads\n", threads);
-		exit(1);
-	}
+	if (c.c_u == NULL)
+		fail("no memory for %d threads", threads);
 	for (int i = 0; i < threads; i++)
 		ustack_init(&c.c_u[i], &c.c_s, cycle_thread, &c, NULL, 0);
 	c.c_next = &c.c_u[0];
 	secs = bench_seconds();
 	usched_run(&c.c_s);
 	secs = bench_seconds() - secs;
-	if (c.c_error || c.c_finished != threads) {
-		fprintf(stderr, "switch: a block failed, or %d of %d threads "
-			"did not finish\n", threads - c.c_finished, threads);
-		exit(1);
-	}
+	if (c.c_error < 0)
+		fail("a block failed: %s", strerror(-c.c_error));
+	if (c.c_error > 0)
+		fail("a thread's stack changed across its blocks");
+	if (c.c_finished != threads)
+		fail("%d of %d threads did not finish",
+		     threads - c.c_finished, threads);
 	*used = c.c_s.s_max_used;
 	free(c.c_u);
 	return secs * 1e9 / ((double)threads * rounds);
@@ -116,15 +133,21 @@ static const char usage[] =
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
 /* Every size is checked before the first is timed. */
-static void run_sizes(const char *prog, const char *const *sizes, int nsizes,
-		     int threads, uint64_t rounds)
+static void run_sizes(const char *const *sizes, int nsizes, int threads,
+		      uint64_t rounds)
 {
-	uint64_t extra[nsizes];
+	uint64_t extra[nsizes], most = 0;
 	int used;
 
-	for (int k = 0; k < nsizes; k++)
+	for (int k = 0; k < nsizes; k++) {
 		extra[k] = arg_u64(prog, usage, "EXTRA_BYTES", sizes[k], 0,
 				   USCHED_STACK_MAX_DEFAULT / 2);
+		if (extra[k] > most)
+			most = extra[k];
+	}
+	/* thread, saved frames and context, the extra bytes */
+	check_memory(prog, (double)threads * (sizeof(struct ustack) + 256 +
+					     most));
 	printf("%10s %10s\n", "saved B", "ns/switch");
 	for (int k = 0; k < nsizes; k++) {
 		double ns = ns_per_switch(threads, rounds, extra[k], &used);
@@ -141,6 +164,7 @@ int main(int argc, char **argv)
 	int nsizes = sizeof dflt / sizeof dflt[0], i = 1;
 	uint64_t rounds = 10000000, threads = 2;
 
+	prog = argv[0];
 	for (; i < argc && (strcmp(argv[i], "-f") == 0 ||
 			    strcmp(argv[i], "-n") == 0 ||
 			    strcmp(argv[i], "-t") == 0); i++) {
@@ -149,20 +173,20 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (i + 1 == argc)
-			usage_fail(argv[0], usage, "%s needs a value", argv[i]);
+			usage_fail(prog, usage, "%s needs a value", argv[i]);
 		if (argv[i][1] == 'n')
-			rounds = arg_u64(argv[0], usage, "ROUNDS", argv[++i],
+			rounds = arg_u64(prog, usage, "ROUNDS", argv[++i],
 					 1, 1ULL << 40);
 		else
-			threads = arg_u64(argv[0], usage, "THREADS", argv[++i],
+			threads = arg_u64(prog, usage, "THREADS", argv[++i],
 					  1, 1 << 24);
 	}
 	if (i < argc) {
 		if (bench_is_option(argv[i]))
-			usage_fail(argv[0], usage, "unknown option '%s'", argv[i]);
+			usage_fail(prog, usage, "unknown option '%s'", argv[i]);
 		sizes = (const char *const *)argv + i;
 		nsizes = argc - i;
 	}
-	run_sizes(argv[0], sizes, nsizes, (int)threads, rounds);
+	run_sizes(sizes, nsizes, (int)threads, rounds);
 	return 0;
 }

@@ -160,6 +160,16 @@ msg_is "EXTRA_BYTES: not a number from 0 to" "$bin/switch" -n 10 0 x
 out=$(timeout 120 "$bin/switch" -n 10 0 x 2>/dev/null)
 [ $? = 2 ] && [ -z "$out" ]
 ok $? "switch -n 10 0 x: fails before timing the good size"
+# Runs that cannot fit fail (exit 1) with the reason: the memory check,
+# before any timing; an allocation that fails all the same.
+out=$(timeout 120 "$bin/switch" -t 16777216 524288 2>&1)
+[ $? = 1 ] && [[ $out == *"needs about "*" MiB of memory"* ]] &&
+	[[ $out != *"saved B"* ]]
+ok $? "switch -t 16777216 524288: needs more memory than there is"
+out=$( (ulimit -v 400000; timeout 120 "$bin/switch" -n 1 -t 10000 524288) \
+	2>&1)
+[ $? = 1 ] && [[ $out == *"a block failed: Cannot allocate memory"* ]]
+ok $? "switch under a 400 MB limit: a block failed, and why"
 msg_is "COUNT: not a number from 1 to" "$bin/create" 0
 built create-cpp && msg_is "COUNT: not a number from 1 to" "$bin/create-cpp" -1
 msg_is "P: not a number from 1 to" "$bin/skynet" 10 0
