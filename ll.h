@@ -37,7 +37,10 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
  * 0, or -errno if the thread's stack could not be saved (it did not block).
  */
 int  ll_wait(void);
-/* Wakes t, from any native thread. -ESRCH if t has finished. */
+/*
+ * Wakes t, from any native thread. -ESRCH if t has finished, until a new
+ * thread reuses its struct: t then names that one.
+ */
 int  ll_wake(struct ll_thread *t);
 /* The calling thread, NULL outside a thread. */
 struct ll_thread *ll_self(void);

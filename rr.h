@@ -33,7 +33,10 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
  * 0, or -errno if the thread's stack could not be saved (it did not block).
  */
 int  rr_wait(void);
-/* Wakes t, from any native thread. -ESRCH if t has finished. */
+/*
+ * Wakes t, from any native thread. -ESRCH if t has finished, until a new
+ * thread reuses its struct: t then names that one.
+ */
 int  rr_wake(struct rr_thread *t);
 /* The calling thread, NULL outside a thread. */
 struct rr_thread *rr_self(void);
