@@ -8,7 +8,8 @@
  * lock-free stack (one compare-and-swap). The processor takes the whole
  * inbox with one exchange before picking the next thread, and turns each
  * thread's l_remote into wakes. A thread is thus in an inbox at most once,
- * however often it is woken. A waiting thread is marked ST_WAITING by
+ * however often it is woken, and held (not reused) while in it or while
+ * a remote waker works on it. A waiting thread is marked ST_WAITING by
  * ll_next once its stack is saved, before the inbox is read; one woken
  * during its block is queued again at once.
  */
@@ -71,6 +72,7 @@ static void ll_drain(struct ll_proc *l)
 		n = __atomic_exchange_n(&t->l_remote, 0, __ATOMIC_ACQ_REL);
 		l->l_p.p_stats.ss_remote_wakes += n;
 		ll_wake_local(&l->l_p, &t->l_t, n);	/* too late if ended */
+		thread_release(&t->l_t);	/* the inbox's hold */
 	}
 }
 
@@ -123,13 +125,18 @@ static struct ustack *ll_next(struct usched *s)
 	return &t->t_u;
 }
 
-/* A wake from outside t's processor. */
+/*
+ * A wake from outside t's processor, which holds t: the hold passes to the
+ * inbox, which has one already if t is in it.
+ */
 static void ll_post(struct ll_proc *l, struct ll_thread *t)
 {
 	struct ll_thread *head;
 
-	if (__atomic_fetch_add(&t->l_remote, 1, __ATOMIC_ACQ_REL) != 0)
-		return;		/* already in the inbox */
+	if (__atomic_fetch_add(&t->l_remote, 1, __ATOMIC_ACQ_REL) != 0) {
+		thread_release(&t->l_t);	/* already in the inbox */
+		return;
+	}
 	head = __atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED);
 	do {
 		t->l_inbox = head;
@@ -168,15 +175,16 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	l = (struct ll_proc *)procs_pick(&ll_procs, group);
 	if (l == NULL)
 		return NULL;
+	/* Not held, l_remote is 0 and t in no inbox: it needs no reset. */
 	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
-	t->l_inbox = NULL;
-	__atomic_store_n(&t->l_remote, 0, __ATOMIC_RELAXED);
-	if (proc_here() == &l->l_p)
+	if (proc_here() == &l->l_p) {
 		ll_wake_local(&l->l_p, &t->l_t, 1);
-	else
+	} else {
+		__atomic_fetch_add(&t->l_t.t_holds, 1, __ATOMIC_RELAXED);
 		ll_post(l, t);
+	}
 	return t;
 }
 
@@ -204,7 +212,7 @@ int ll_wake(struct ll_thread *t)
 			l->l_p.p_stats.ss_local_wakes++;
 		return rc;
 	}
-	if (thread_state(&t->l_t) == ST_DONE)
+	if (!thread_hold_alive(&t->l_t))
 		return -ESRCH;
 	ll_post(l, t);
 	return 0;

@@ -126,7 +126,8 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 		return NULL;
 	r = (struct rr_proc *)p;
 	pthread_mutex_lock(&r->r_lock);
-	rr_ready(r, t);
+	if (thread_state(t) == ST_WAITING)	/* a stale handle's wake */
+		rr_ready(r, t);			/* may have queued it */
 	pthread_mutex_unlock(&r->r_lock);
 	return (struct rr_thread *)t;
 }
@@ -154,24 +155,29 @@ int rr_wake(struct rr_thread *thread)
 	struct sched_thread *t = (struct sched_thread *)thread;
 	struct rr_proc *r = rr_proc_of(t);
 	struct sched_stats *st = &r->r_p.p_stats;
+	int local = proc_here() == &r->r_p, rc = 0;
 
+	if (!local && !thread_hold_alive(t))
+		return -ESRCH;
 	pthread_mutex_lock(&r->r_lock);
 	switch (thread_state(t)) {
 	case ST_WAITING:
 		rr_ready(r, t);
 		break;
 	case ST_DONE:
-		pthread_mutex_unlock(&r->r_lock);
-		return -ESRCH;
+		rc = -ESRCH;
+		break;
 	default:
 		rr_permits_add(t, 1);
 	}
-	if (proc_here() == &r->r_p)
+	if (rc == 0 && local)
 		st->ss_local_wakes++;
-	else
+	else if (rc == 0)
 		st->ss_remote_wakes++;
 	pthread_mutex_unlock(&r->r_lock);
-	return 0;
+	if (!local)
+		thread_release(t);
+	return rc;
 }
 
 struct rr_thread *rr_self(void)

@@ -467,7 +467,8 @@ void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 	if (f == NULL || (stack != NULL && len < 0))
 		usched_panic("ustack_init(): %s", f == NULL ? "f is NULL" :
 			     "a buffer of negative size");
-	u->u_sched = s;
+	/* atomic: a scheduler may reuse u while a stale handle is read */
+	__atomic_store_n(&u->u_sched, s, __ATOMIC_RELAXED);
 	u->u_stack = stack;
 	u->u_len = stack != NULL ? len : 0;
 	u->u_state = US_NEW;

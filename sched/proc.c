@@ -168,17 +168,29 @@ static struct sched_thread *thread_mem(struct proc *p)
 	struct sched_thread *t;
 
 	if (here != NULL && here->p_procs == ps) {
-		t = here->p_free;
-		if (t != NULL) {
+		/* Only for p's own threads: a late wake of the struct's
+		 * last thread then still goes to the processor it names. */
+		int none = 0;
+
+		t = here == p ? here->p_free : NULL;
+		if (t != NULL &&
+		    __atomic_compare_exchange_n(&t->t_holds, &none,
+						THREAD_NEW, 0, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED)) {
 			here->p_free = t->t_next;
 			return t;
 		}
-		return arena_carve(ps, &here->p_arena, ps->ps_thread_size);
+		t = arena_carve(ps, &here->p_arena, ps->ps_thread_size);
+	} else {
+		/* Apart from other processors' threads: no false sharing. */
+		pthread_mutex_lock(&ps->ps_lock);
+		t = arena_carve(ps, &p->p_foreign, ps->ps_thread_size);
+		pthread_mutex_unlock(&ps->ps_lock);
 	}
-	/* Apart from other processors' threads: no false sharing. */
-	pthread_mutex_lock(&ps->ps_lock);
-	t = arena_carve(ps, &p->p_foreign, ps->ps_thread_size);
-	pthread_mutex_unlock(&ps->ps_lock);
+	if (t != NULL) {	/* a reused one keeps its scheduler's fields */
+		memset(t, 0, ps->ps_thread_size);
+		t->t_holds = THREAD_NEW;
+	}
 	return t;
 }
 
@@ -209,6 +221,7 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 	t->t_next = NULL;
 	t->t_permits = 0;
 	thread_set_state(t, ST_WAITING);
+	__atomic_fetch_sub(&t->t_holds, THREAD_NEW, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&p->p_procs->ps_live, 1, __ATOMIC_RELAXED);
 	return t;
 }
@@ -220,7 +233,8 @@ static void proc_done(struct usched *s, struct ustack *u)
 	struct sched_thread *t = (struct sched_thread *)u;
 	struct procs *ps = p->p_procs;
 
-	thread_set_state(t, ST_DONE);
+	/* seq_cst: a remote waker that holds t sees it, or t is held */
+	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_SEQ_CST);
 	t->t_next = p->p_free;
 	p->p_free = t;
 	if (__atomic_sub_fetch(&ps->ps_live, 1, __ATOMIC_SEQ_CST) == 0 &&

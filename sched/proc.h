@@ -25,6 +25,7 @@ struct sched_thread {
 	struct sched_thread *t_next;	/* ready queue or free list */
 	int                  t_permits;	/* wakes no wait has consumed yet */
 	int                  t_state;	/* enum sched_state, atomic access */
+	int                  t_holds;	/* remote wakes under way (atomic) */
 };
 
 /* A FIFO of ready threads. */
@@ -77,9 +78,11 @@ static inline struct proc *proc_nth(struct procs *ps, int i)
 	return (struct proc *)(ps->ps_base + (size_t)i * ps->ps_size);
 }
 
+/* Atomic: a wake through a stale handle may read it during a reuse. */
 static inline struct proc *proc_of(struct sched_thread *t)
 {
-	return (struct proc *)t->t_u.u_sched;
+	return (struct proc *)__atomic_load_n(&t->t_u.u_sched,
+					      __ATOMIC_RELAXED);
 }
 
 /* Wakers on other native threads read the state: access it atomically. */
@@ -91,6 +94,30 @@ static inline int thread_state(struct sched_thread *t)
 static inline void thread_set_state(struct sched_thread *t, int state)
 {
 	__atomic_store_n(&t->t_state, state, __ATOMIC_RELEASE);
+}
+
+/*
+ * A finished thread's struct is reused by a later thread of its processor,
+ * but not while a wake from another native thread may still reach it: such
+ * a wake holds the struct from before it checks that the thread is alive
+ * (seq_cst, against proc_done's) until it is done with it. While a struct
+ * is set up, t_holds is negative (THREAD_NEW): a wake through a stale
+ * handle then lets go and finds it finished.
+ */
+enum { THREAD_NEW = -(1 << 30) };
+
+static inline void thread_release(struct sched_thread *t)
+{
+	__atomic_fetch_sub(&t->t_holds, 1, __ATOMIC_RELEASE);
+}
+
+static inline int thread_hold_alive(struct sched_thread *t)
+{
+	if (__atomic_fetch_add(&t->t_holds, 1, __ATOMIC_SEQ_CST) >= 0 &&
+	    __atomic_load_n(&t->t_state, __ATOMIC_SEQ_CST) != ST_DONE)
+		return 1;
+	thread_release(t);
+	return 0;
 }
 
 /* The processor the calling native thread is, if any. */

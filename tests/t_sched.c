@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fenv.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +264,85 @@ static void test_misc(void)
 	   "never got a thread", ops->so_name);
 }
 
+/*
+ * Wakes that race with their target's end and the reuse of its struct: a
+ * spawner on processor 0 spawns rounds of children (on both processors),
+ * each of which waits once; two native threads keep waking the handles of
+ * the current round, so many wakes overlap a child's end or reach a
+ * finished (maybe reused) one. A corrupted inbox or queue shows as a hang
+ * (watchdog) or a panic; every wake must give 0 or -ESRCH.
+ */
+enum { REUSE_KIDS = 16 };
+static void *reuse_slot[REUSE_KIDS], *reuse_spawner;
+static long reuse_left, reuse_rounds_done, reuse_bad;
+static int reuse_stop;
+
+static void reuse_child(void *arg)
+{
+	__atomic_store_n(&reuse_slot[(long)arg], ops->so_self(),
+			 __ATOMIC_RELEASE);
+	ops->so_wait();
+	if (__atomic_sub_fetch(&reuse_left, 1, __ATOMIC_ACQ_REL) == 0 &&
+	    ops->so_wake(reuse_spawner) != 0)
+		__atomic_fetch_add(&reuse_bad, 1, __ATOMIC_RELAXED);
+}
+
+static void reuse_spawn_rounds(void *arg)
+{
+	for (long r = 0; r < (long)arg; r++) {
+		__atomic_store_n(&reuse_left, REUSE_KIDS, __ATOMIC_RELAXED);
+		for (long i = 0; i < REUSE_KIDS; i++)
+			if (ops->so_spawn(reuse_child, (void *)i,
+					  (int)(i & r & 1)) == NULL)
+				__atomic_fetch_add(&reuse_bad, 1,
+						   __ATOMIC_RELAXED);
+		ops->so_wait();
+		reuse_rounds_done++;
+	}
+	__atomic_store_n(&reuse_stop, 1, __ATOMIC_RELEASE);
+}
+
+static void *reuse_waker(void *arg)
+{
+	unsigned long seed = (unsigned long)arg;
+
+	while (!__atomic_load_n(&reuse_stop, __ATOMIC_ACQUIRE)) {
+		void *h = __atomic_load_n(&reuse_slot[tap_rand(&seed) %
+						      REUSE_KIDS],
+					  __ATOMIC_ACQUIRE);
+		int rc = h != NULL ? ops->so_wake(h) : 0;
+
+		if (rc != 0 && rc != -ESRCH)
+			__atomic_fetch_add(&reuse_bad, 1, __ATOMIC_RELAXED);
+		sched_yield();	/* under valgrind, the processors run too */
+	}
+	return NULL;
+}
+
+static void test_wake_reuse(void)
+{
+	long rounds = test_threads(100000) / 50;
+	pthread_t w[2];
+
+	memset(reuse_slot, 0, sizeof reuse_slot);
+	reuse_left = reuse_rounds_done = reuse_bad = 0;
+	reuse_stop = 0;
+	require(ops->so_init(2, 0) == 0);
+	reuse_spawner = ops->so_spawn(reuse_spawn_rounds, (void *)rounds, 0);
+	require(reuse_spawner != NULL && ops->so_start() == 0);
+	tap_watchdog(120, "%s: wakes racing with reuse hang", ops->so_name);
+	for (long i = 0; i < 2; i++)
+		require(pthread_create(&w[i], NULL, reuse_waker,
+				       (void *)(i + 1)) == 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	require(ops->so_fini() == 0);
+	tap_watchdog_off();
+	ok(reuse_rounds_done == rounds && reuse_bad == 0,
+	   "%s: %ld rounds of wakes racing with ends and reuse: no hang, "
+	   "every wake 0 or -ESRCH", ops->so_name, rounds);
+}
+
 /* A million threads on two processors, each woken by the main thread. */
 static long million_woken;
 
@@ -313,6 +394,7 @@ int main(void)
 		test_wake_finished();
 		test_share_fpctl();
 		test_misc();
+		test_wake_reuse();
 		test_million();
 	}
 	return tap_done();
