@@ -179,12 +179,10 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
-	if (proc_here() == &l->l_p) {
+	if (proc_here() == &l->l_p)
 		ll_wake_local(&l->l_p, &t->l_t, 1);
-	} else {
-		__atomic_fetch_add(&t->l_t.t_holds, 1, __ATOMIC_RELAXED);
+	else if (thread_hold_alive(&t->l_t))	/* new: always alive */
 		ll_post(l, t);
-	}
 	return t;
 }
 

@@ -170,10 +170,8 @@ int rr_wake(struct rr_thread *thread)
 	default:
 		rr_permits_add(t, 1);
 	}
-	if (rc == 0 && local)
-		st->ss_local_wakes++;
-	else if (rc == 0)
-		st->ss_remote_wakes++;
+	if (rc == 0)
+		*(local ? &st->ss_local_wakes : &st->ss_remote_wakes) += 1;
 	pthread_mutex_unlock(&r->r_lock);
 	if (!local)
 		thread_release(t);
