@@ -21,7 +21,9 @@
 struct ll_thread {
 	struct sched_thread  l_t;	/* first */
 	struct ll_thread    *l_inbox;	/* link in a remote-wake inbox */
-	unsigned             l_remote;	/* remote wakes not yet applied */
+	unsigned long        l_remote;	/* remote wakes not yet applied
+					 * (64-bit: a wrap to 0 would push
+					 * t twice) */
 };
 
 struct ll_proc {
@@ -39,7 +41,7 @@ static struct ll_proc *ll_proc_of(struct ll_thread *t)
 
 /* Applies n wakes to t, a thread of the calling processor p. */
 static inline int ll_wake_local(struct proc *p, struct sched_thread *t,
-				unsigned n)
+				unsigned long n)
 {
 	switch (thread_state(t)) {
 	case ST_DONE:
@@ -65,7 +67,7 @@ static void ll_drain(struct ll_proc *l)
 		rev = t;
 	}
 	for (t = rev; t != NULL; t = next) {
-		unsigned n;
+		unsigned long n;
 
 		/* Read the link before t can be pushed again. */
 		next = t->l_inbox;

@@ -38,7 +38,7 @@ static int rr_has_work(struct proc *p)
 }
 
 /* Under the lock; rr_wait reads t_permits without it. */
-static void rr_permits_add(struct sched_thread *t, int n)
+static void rr_permits_add(struct sched_thread *t, long n)
 {
 	__atomic_store_n(&t->t_permits, t->t_permits + n, __ATOMIC_RELAXED);
 }

@@ -23,7 +23,8 @@ enum sched_state {
 struct sched_thread {
 	struct ustack        t_u;	/* first: ustack_self() is one */
 	struct sched_thread *t_next;	/* ready queue or free list */
-	int                  t_permits;	/* wakes no wait has consumed yet */
+	long                 t_permits;	/* wakes not yet waited for (64-bit:
+					 * no program wakes 2^63 times) */
 	int                  t_state;	/* enum sched_state, atomic access */
 	int                  t_holds;	/* remote wakes under way (atomic) */
 };

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fenv.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -106,6 +107,43 @@ static void test_wake_before_wait(void)
 	require(ops->so_fini() == 0);	/* fini starts the processors */
 	ok(early_result, "%s: two wakes before two waits; neither blocks "
 	   "forever", ops->so_name);
+}
+
+/*
+ * A thread that banked 2^31 - 1 wakes takes one more: its wait then does
+ * not block. The checker, next in line on the one processor, runs only if
+ * it did.
+ */
+static int banked_result, banked_blocked;
+
+static void banked(void *arg)
+{
+	struct sched_thread *t = ops->so_self();
+
+	(void)arg;
+	t->t_permits = INT_MAX;		/* as if woken that often */
+	banked_result = ops->so_wake(t) == 0 && ops->so_wait() == 0 &&
+			!banked_blocked && t->t_permits == INT_MAX;
+	t->t_permits = 0;
+}
+
+static void banked_check(void *arg)
+{
+	banked_blocked = 1;
+	ops->so_wake(*(void **)arg);
+}
+
+static void test_many_banked(void)
+{
+	static void *t;
+
+	require(ops->so_init(1, 2) == 0);
+	t = ops->so_spawn(banked, NULL, 0);
+	require(t != NULL && ops->so_spawn(banked_check, &t, 0) != NULL);
+	banked_result = banked_blocked = 0;
+	require(ops->so_fini() == 0);
+	ok(banked_result, "%s: 2^31 banked wakes: the wait after takes one, "
+	   "and does not block", ops->so_name);
 }
 
 /*
@@ -391,6 +429,7 @@ int main(void)
 		run_ring(2, 4, 20000, 2, 1);
 		run_ring(3, 50, 2000, 3, 1);
 		test_wake_before_wait();
+		test_many_banked();
 		test_wake_finished();
 		test_share_fpctl();
 		test_misc();
