@@ -105,7 +105,7 @@ static void *arena_carve(struct procs *ps, struct arena *a, size_t size)
 {
 	void *mem;
 
-	size = (size + 7) & ~(size_t)7;
+	size = (size + 15) & ~(size_t)15;	/* buffers are 16-aligned */
 	if (a->a_left < size) {
 		void **c = chunk_new(ps);
 

@@ -147,6 +147,57 @@ static void test_many_banked(void)
 }
 
 /*
+ * Saved stacks are 16-byte aligned, for the copy and the prefetch, though
+ * structs and buffers are carved from one arena: checked on blocked
+ * threads of several sizes, by the thread spawned after them.
+ */
+enum { ALIGN_KIDS = 64 };
+static void *align_kid[ALIGN_KIDS];
+static int align_bad;
+
+static void align_wait(void *arg)
+{
+	volatile char pad[16 * ALIGN_KIDS];
+
+	fill_bytes(pad, (long)arg * 8 + 1, 1);
+	ops->so_wait();
+	align_bad += !bytes_intact(pad, (long)arg * 8 + 1, 1);
+}
+
+static void align_check(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < ALIGN_KIDS; i++) {
+		struct sched_thread *t = align_kid[i];
+
+		align_bad += t->t_u.u_stack == NULL ||
+			     (uintptr_t)t->t_u.u_stack % 16 != 0;
+		ops->so_wake(t);
+	}
+}
+
+/* Spawned on the processor: structs and buffers share its arena. */
+static void align_spawn(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < ALIGN_KIDS; i++) {
+		align_kid[i] = ops->so_spawn(align_wait, (void *)i, 0);
+		align_bad += align_kid[i] == NULL;
+	}
+	align_bad += ops->so_spawn(align_check, NULL, 0) == NULL;
+}
+
+static void test_buffer_align(void)
+{
+	align_bad = 0;
+	require(ops->so_init(1, ALIGN_KIDS + 2) == 0);
+	require(ops->so_spawn(align_spawn, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(align_bad == 0, "%s: %d saved stacks of as many sizes: 16-byte "
+	   "aligned and intact", ops->so_name, ALIGN_KIDS);
+}
+
+/*
  * sched_set_share_fpctl: a thread woken by one that changed the rounding
  * mode and blocked finds that mode if they share the state, else its own.
  */
@@ -430,6 +481,7 @@ int main(void)
 		run_ring(3, 50, 2000, 3, 1);
 		test_wake_before_wait();
 		test_many_banked();
+		test_buffer_align();
 		test_wake_finished();
 		test_share_fpctl();
 		test_misc();
