@@ -22,14 +22,21 @@ struct ll_thread;
  * is the number of threads expected (a hint).
  */
 int  ll_init(int proc_nr, int thread_nr);
-/* Starts the processors; threads may be created before or after. */
+/*
+ * Starts the processors; threads may be created before or after. -EPERM
+ * from one of its own threads.
+ */
 int  ll_start(void);
-/* Waits until every thread has finished, then stops the processors. */
+/*
+ * Waits until every thread has finished, then stops the processors.
+ * -EDEADLK from one of its own threads, which it would wait for.
+ */
 int  ll_fini(void);
 
 /*
  * A new thread running f(arg) on processor group % proc_nr; NULL with errno
- * EINVAL (negative group) or ENOMEM.
+ * ENOMEM, or EINVAL: a negative group, no ll_init, or ll_fini found every
+ * thread finished.
  */
 struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
 /*

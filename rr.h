@@ -21,12 +21,21 @@ struct rr_thread;
  * is the number of threads expected (a hint).
  */
 int  rr_init(int proc_nr, int thread_nr);
-/* Starts the processors; threads may be created before or after. */
+/*
+ * Starts the processors; threads may be created before or after. -EPERM
+ * from one of its own threads.
+ */
 int  rr_start(void);
-/* Waits until every thread has finished, then stops the processors. */
+/*
+ * Waits until every thread has finished, then stops the processors.
+ * -EDEADLK from one of its own threads, which it would wait for.
+ */
 int  rr_fini(void);
 
-/* A new thread running f(arg); NULL (errno ENOMEM) if out of memory. */
+/*
+ * A new thread running f(arg); NULL with errno ENOMEM, or EINVAL: no
+ * rr_init, or rr_fini found every thread finished.
+ */
 struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
 /*
  * Blocks until woken. A wake that came first is kept, so none is lost.

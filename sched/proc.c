@@ -161,37 +161,110 @@ static void proc_buf_free(struct usched *s, void *buf, int size)
 	p->p_bufs[c] = buf;
 }
 
-static struct sched_thread *thread_mem(struct proc *p)
+/* Claims finished t for a new thread if no wake holds it: THREAD_NEW. */
+static int thread_claim(struct sched_thread *t)
 {
-	struct procs *ps = p->p_procs;
-	struct proc *here = proc_current;
-	struct sched_thread *t;
+	int none = 0;
 
-	if (here != NULL && here->p_procs == ps) {
-		/* Only for p's own threads: a late wake of the struct's
-		 * last thread then still goes to the processor it names. */
-		int none = 0;
+	return __atomic_compare_exchange_n(&t->t_holds, &none, THREAD_NEW, 0,
+					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
 
-		t = here == p ? here->p_free : NULL;
-		if (t != NULL &&
-		    __atomic_compare_exchange_n(&t->t_holds, &none,
-						THREAD_NEW, 0, __ATOMIC_SEQ_CST,
-						__ATOMIC_RELAXED)) {
-			here->p_free = t->t_next;
-			return t;
-		}
-		t = arena_carve(ps, &here->p_arena, ps->ps_thread_size);
-	} else {
-		/* Apart from other processors' threads: no false sharing. */
-		pthread_mutex_lock(&ps->ps_lock);
-		t = arena_carve(ps, &p->p_foreign, ps->ps_thread_size);
-		pthread_mutex_unlock(&ps->ps_lock);
-	}
+static struct sched_thread *thread_carve(struct procs *ps, struct arena *a)
+{
+	struct sched_thread *t = arena_carve(ps, a, ps->ps_thread_size);
+
 	if (t != NULL) {	/* a reused one keeps its scheduler's fields */
 		memset(t, 0, ps->ps_thread_size);
 		t->t_holds = THREAD_NEW;
 	}
 	return t;
+}
+
+/*
+ * p_spare: a stack that p pushes on and, under ps_lock, one spawner at a
+ * time pops from, so a popped head cannot have come back meanwhile (ABA).
+ */
+static void spare_push(struct proc *p, struct sched_thread *t)
+{
+	t->t_next = __atomic_load_n(&p->p_spare, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&p->p_spare, &t->t_next, t, 1,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static struct sched_thread *spare_pop(struct proc *p)
+{
+	struct sched_thread *t = __atomic_load_n(&p->p_spare,
+						 __ATOMIC_ACQUIRE);
+
+	while (t != NULL &&
+	       !__atomic_compare_exchange_n(&p->p_spare, &t, t->t_next, 1,
+					    __ATOMIC_ACQUIRE,
+					    __ATOMIC_ACQUIRE))
+		;
+	if (t != NULL && !thread_claim(t)) {
+		spare_push(p, t);	/* held by a late wake: later */
+		return NULL;
+	}
+	return t;
+}
+
+/*
+ * Structs are reused only for threads of the processor they last served:
+ * a late wake of the struct's last thread then still goes to the
+ * processor it names. p's own spawns take p_free. A spawn from elsewhere
+ * takes a struct p gave back to p_spare, or a new one (apart from p's
+ * own, no false sharing), and p owes one back from the next thread that
+ * ends, so such spawns do not grow memory without bound.
+ */
+static struct sched_thread *thread_mem(struct proc *p)
+{
+	struct procs *ps = p->p_procs;
+	struct sched_thread *t;
+
+	if (proc_current == p) {
+		t = p->p_free;
+		if (t != NULL && thread_claim(t)) {
+			p->p_free = t->t_next;
+			return t;
+		}
+		return thread_carve(ps, &p->p_arena);
+	}
+	pthread_mutex_lock(&ps->ps_lock);
+	t = spare_pop(p);
+	if (t == NULL)
+		t = thread_carve(ps, &p->p_foreign);
+	if (t != NULL)
+		__atomic_fetch_add(&p->p_owed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ps->ps_lock);
+	return t;
+}
+
+/* Counts a new thread, unless the processors are stopping for want of any. */
+static int procs_enter(struct procs *ps)
+{
+	long live = __atomic_load_n(&ps->ps_live, __ATOMIC_RELAXED);
+
+	do {
+		if (live == LIVE_EXITING)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&ps->ps_live, &live,
+					      live + LIVE_ONE, 1,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return 1;
+}
+
+/* Counts a thread out; the last one out after fini stops the processors. */
+static void procs_leave(struct procs *ps)
+{
+	if (__atomic_sub_fetch(&ps->ps_live, LIVE_ONE, __ATOMIC_SEQ_CST) ==
+	    LIVE_EXITING) {
+		for (int i = 0; i < ps->ps_nr; i++)
+			proc_kick(proc_nth(ps, i));
+	}
 }
 
 void *sched_self_any(void)
@@ -201,7 +274,7 @@ void *sched_self_any(void)
 
 struct proc *procs_pick(struct procs *ps, unsigned long n)
 {
-	if (ps->ps_base == NULL || ps->ps_finished) {
+	if (ps->ps_base == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -211,9 +284,15 @@ struct proc *procs_pick(struct procs *ps, unsigned long n)
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg)
 {
-	struct sched_thread *t = thread_mem(p);
+	struct sched_thread *t;
 
+	if (!procs_enter(p->p_procs)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = thread_mem(p);
 	if (t == NULL) {
+		procs_leave(p->p_procs);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -222,32 +301,34 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 	t->t_permits = 0;
 	thread_set_state(t, ST_WAITING);
 	__atomic_fetch_sub(&t->t_holds, THREAD_NEW, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&p->p_procs->ps_live, 1, __ATOMIC_RELAXED);
 	return t;
 }
 
-/* The s_done call-back: t's struct goes on p's free list. */
+/*
+ * The s_done call-back: t's struct goes on p's free list, or to p_spare
+ * if p owes one.
+ */
 static void proc_done(struct usched *s, struct ustack *u)
 {
 	struct proc *p = (struct proc *)s;
 	struct sched_thread *t = (struct sched_thread *)u;
-	struct procs *ps = p->p_procs;
 
 	/* seq_cst: a remote waker that holds t sees it, or t is held */
 	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_SEQ_CST);
-	t->t_next = p->p_free;
-	p->p_free = t;
-	if (__atomic_sub_fetch(&ps->ps_live, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&ps->ps_exiting, __ATOMIC_SEQ_CST)) {
-		for (int i = 0; i < ps->ps_nr; i++)
-			proc_kick(proc_nth(ps, i));
+	if (__builtin_expect(__atomic_load_n(&p->p_owed, __ATOMIC_RELAXED) >
+			     0, 0)) {
+		__atomic_fetch_sub(&p->p_owed, 1, __ATOMIC_RELAXED);
+		spare_push(p, t);
+	} else {
+		t->t_next = p->p_free;
+		p->p_free = t;
 	}
+	procs_leave(p->p_procs);
 }
 
 int procs_over(struct procs *ps)
 {
-	return __atomic_load_n(&ps->ps_exiting, __ATOMIC_SEQ_CST) &&
-	       __atomic_load_n(&ps->ps_live, __ATOMIC_SEQ_CST) == 0;
+	return __atomic_load_n(&ps->ps_live, __ATOMIC_SEQ_CST) == LIVE_EXITING;
 }
 
 void proc_idle(struct proc *p, int (*has_work)(struct proc *))
@@ -332,6 +413,14 @@ static void *proc_main(void *arg)
 	return NULL;
 }
 
+/* A thread of ps is calling: it must not start or wait for ps. */
+static int procs_inside(struct procs *ps)
+{
+	struct proc *here = proc_current;
+
+	return here != NULL && here->p_procs == ps;
+}
+
 /*
  * Starts the processors not running yet. If one cannot be started, the
  * error is returned and the next procs_start or procs_fini tries again from
@@ -341,6 +430,8 @@ int procs_start(struct procs *ps)
 {
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
+	if (procs_inside(ps))
+		return -EPERM;
 	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
 	ps->ps_pin = pinning_on();
@@ -363,9 +454,11 @@ int procs_fini(struct procs *ps)
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
+	if (procs_inside(ps))
+		return -EDEADLK;
 	if (ps->ps_run < ps->ps_nr && (rc = procs_start(ps)) != 0)
 		return rc;
-	__atomic_store_n(&ps->ps_exiting, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&ps->ps_live, LIVE_EXITING, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < ps->ps_nr; i++)
 		proc_kick(proc_nth(ps, i));
 	for (int i = 0; i < ps->ps_nr; i++)

@@ -54,8 +54,11 @@ struct proc {
 	struct sched_stats   p_stats;
 	struct sched_thread *p_free;	/* finished threads, for reuse */
 	struct arena         p_arena;	/* thread structs and small buffers */
-	struct arena         p_foreign;	/* threads spawned from elsewhere */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
+	/* For threads spawned from elsewhere, under ps_lock: apart. */
+	struct arena         p_foreign __attribute__((aligned(64)));
+	struct sched_thread *p_spare;	/* structs given back for them */
+	long                 p_owed;	/* how many are to be (atomic) */
 };
 
 /* The processors of one scheduler. */
@@ -67,12 +70,19 @@ struct procs {
 	int                 ps_run;	/* processors started so far */
 	int                 ps_pin;	/* pin processors to CPUs */
 	int                 ps_finished;	/* fini done; only stats left */
-	int                 ps_exiting;	/* fini was called (atomic) */
-	long                ps_live;	/* spawned, not finished (atomic) */
-	pthread_mutex_t     ps_lock;	/* for every p_foreign */
+	long                ps_live;	/* LIVE_*, atomic */
+	pthread_mutex_t     ps_lock;	/* spawns from elsewhere */
 	void               *ps_chunks;	/* every chunk of every arena */
 	long                ps_nr_chunks;	/* how many (atomic) */
 };
+
+/*
+ * ps_live counts the threads spawned and not finished, LIVE_ONE each, plus
+ * LIVE_EXITING once fini was called. When only that is left, the
+ * processors stop, and spawns (from native threads outside the scheduler)
+ * fail: no thread is added once a processor may have seen none.
+ */
+enum { LIVE_EXITING = 1, LIVE_ONE = 2 };
 
 static inline struct proc *proc_nth(struct procs *ps, int i)
 {
@@ -160,12 +170,13 @@ int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
 
 /*
  * The processor for the n-th new thread or group (n % ps_nr); NULL with
- * errno EINVAL if the processors are not set up, or finished.
+ * errno EINVAL if the processors are not set up.
  */
 struct proc *procs_pick(struct procs *ps, unsigned long n);
 /*
- * A thread struct for f(arg) on p, in state ST_WAITING; NULL if no memory.
- * The scheduler sets up what follows the struct sched_thread.
+ * A thread struct for f(arg) on p, in state ST_WAITING. NULL with errno
+ * ENOMEM if no memory, EINVAL once fini found every thread finished. The
+ * scheduler sets up what follows the struct sched_thread.
  */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);

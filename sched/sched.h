@@ -13,7 +13,8 @@ extern "C" {
 struct sched_stats {
 	unsigned long ss_switches;	/* threads s_next handed over */
 	unsigned long ss_local_wakes;	/* wake-ups from this processor */
-	unsigned long ss_remote_wakes;	/* from other native threads */
+	unsigned long ss_remote_wakes;	/* from other native threads (ll:
+					 * and spawns from them) */
 	unsigned long ss_sleeps;	/* times it went idle */
 	unsigned long ss_max_stack;	/* largest stack saved here, bytes */
 };
@@ -23,9 +24,12 @@ struct sched_ops {
 	/* proc_nr processors; thread_nr expected threads (a sizing hint).
 	 * -EBUSY if set up and not finished: fini first. */
 	int   (*so_init)(int proc_nr, int thread_nr);
-	/* Starts the processors. Threads may be spawned before or after. */
+	/* Starts the processors. Threads may be spawned before or after.
+	 * -EPERM from one of its own threads. */
 	int   (*so_start)(void);
-	/* A new thread running f(arg); NULL with errno set on failure. */
+	/* A new thread running f(arg); NULL with errno set on failure:
+	 * EINVAL once fini found every thread finished. A spawn while fini
+	 * waits adds a thread it waits for. */
 	void *(*so_spawn)(void (*f)(void *), void *arg, int group);
 	/* Blocks the calling thread until woken; 0, or -errno (not blocked). */
 	int   (*so_wait)(void);
@@ -36,7 +40,8 @@ struct sched_ops {
 	/* Ends the calling thread, as returning from its function does. */
 	void  (*so_done)(void);
 	/* Starts the processors if needed, waits for every thread to finish,
-	 * stops the processors and frees everything. */
+	 * stops the processors and frees everything. -EDEADLK from one of
+	 * its own threads. */
 	int   (*so_fini)(void);
 	/* Counters of processor proc (after start); -EINVAL if no such one. */
 	int   (*so_stats)(int proc, struct sched_stats *out);

@@ -1,8 +1,9 @@
 /*
  * The schedulers, through the function table: rings on one and several
- * processors, wake before wait, wake of a finished thread, idle processors
- * and termination, spawning from threads, a million threads, a shared
- * floating-point control state (sched_set_share_fpctl).
+ * processors, wake before wait, banked wakes, wake of a finished thread,
+ * idle processors and termination, spawning from threads and from native
+ * threads (during fini too) and the memory it takes, a million threads, a
+ * shared floating-point control state (sched_set_share_fpctl).
  */
 #include "tap.h"
 #include "tsched.h"
@@ -13,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -316,6 +318,16 @@ static void tree(void *arg)
 	}
 }
 
+/* start and fini from one of the scheduler's threads. */
+static int inside_start, inside_fini;
+
+static void inside(void *arg)
+{
+	(void)arg;
+	inside_start = ops->so_start();
+	inside_fini = ops->so_fini();
+}
+
 static void test_misc(void)
 {
 	struct sched_stats st;
@@ -351,6 +363,160 @@ static void test_misc(void)
 	require(ops->so_spawn(quick, NULL, 0) != NULL);
 	ok(ops->so_fini() == 0, "%s: fini returns though 3 of 4 processors "
 	   "never got a thread", ops->so_name);
+	ok(ops->so_spawn(quick, NULL, 0) == NULL && errno == EINVAL,
+	   "%s: spawn after fini: NULL, EINVAL", ops->so_name);
+
+	require(ops->so_init(2, 1) == 0);
+	require(ops->so_spawn(inside, NULL, 0) != NULL);
+	tap_watchdog(30, "%s: fini from a thread hangs", ops->so_name);
+	require(ops->so_fini() == 0);
+	tap_watchdog_off();
+	ok(inside_start == -EPERM && inside_fini == -EDEADLK,
+	   "%s: from a thread, start: -EPERM (got %d), fini: -EDEADLK (got "
+	   "%d)", ops->so_name, inside_start, inside_fini);
+}
+
+/*
+ * Spawns from a native thread while fini runs: each either fails (EINVAL,
+ * and the spawner stops) or its thread runs before fini returns.
+ */
+enum { LATE_MAX = 20000 };
+static long late_ran;
+
+static void late_child(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&late_ran, 1, __ATOMIC_RELAXED);
+}
+
+static void *late_spawner(void *arg)
+{
+	long *spawned = arg;
+
+	for (int i = 0; i < LATE_MAX; i++) {
+		if (ops->so_spawn(late_child, NULL, i) == NULL)
+			return (void *)(long)errno;
+		++*spawned;
+	}
+	return NULL;
+}
+
+static void test_spawn_during_fini(void)
+{
+	int rounds = (int)(test_threads(1000000) / 10000), bad = 0, cut = 0;
+	long spawned_all = 0;
+
+	tap_watchdog(120, "%s: fini racing with spawns hangs", ops->so_name);
+	for (int r = 0; r < rounds; r++) {
+		long spawned = 0;
+		pthread_t th;
+		void *err;
+
+		late_ran = 0;
+		require(ops->so_init(2, 0) == 0 && ops->so_start() == 0);
+		require(pthread_create(&th, NULL, late_spawner,
+				       &spawned) == 0);
+		usleep(r % 10 * 100);
+		require(ops->so_fini() == 0);
+		pthread_join(th, &err);
+		bad += (err != NULL && (long)err != EINVAL) ||
+		       late_ran != spawned;
+		cut += err != NULL;
+		spawned_all += spawned;
+	}
+	tap_watchdog_off();
+	ok(bad == 0, "%s: %d fini racing with spawns from a native thread "
+	   "(%d cut short by fini, %ld spawned): each thread ran, or its "
+	   "spawn said EINVAL; %d rounds wrong", ops->so_name, rounds, cut,
+	   spawned_all, bad);
+}
+
+/*
+ * Threads spawned from outside their processor, from a native thread or
+ * from a thread of another processor, in waves: the structs of one wave
+ * serve the next, so memory stays flat.
+ */
+enum { WAVE_KIDS = 1000 };
+#ifdef TAP_SANITIZED
+enum { SANITIZED = 1 };		/* its shadow memory grows */
+#else
+enum { SANITIZED = 0 };
+#endif
+static long wave_done, wave_target;
+static void *wave_waiter;
+
+static long rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0;
+
+	require(f != NULL && fscanf(f, "%*s %ld", &pages) == 1);
+	fclose(f);
+	return pages * sysconf(_SC_PAGESIZE);
+}
+
+static void wave_child(void *arg)
+{
+	(void)arg;
+	if (__atomic_add_fetch(&wave_done, 1, __ATOMIC_ACQ_REL) ==
+	    __atomic_load_n(&wave_target, __ATOMIC_ACQUIRE) && wave_waiter)
+		ops->so_wake(wave_waiter);
+}
+
+/* One wave onto processor 1 (ll; rr spreads them), waited for. */
+static int wave(void)
+{
+	int failed = 0;
+
+	__atomic_add_fetch(&wave_target, WAVE_KIDS, __ATOMIC_RELEASE);
+	for (int i = 0; i < WAVE_KIDS; i++)
+		failed += ops->so_spawn(wave_child, NULL, 1) == NULL;
+	while (__atomic_load_n(&wave_done, __ATOMIC_ACQUIRE) < wave_target) {
+		if (wave_waiter == NULL)
+			sched_yield();
+		else
+			ops->so_wait();
+	}
+	return failed;
+}
+
+static long wave_rss[2], wave_failed;
+
+static void waves(void *arg)
+{
+	long n = (long)arg;
+
+	wave_failed = wave();
+	wave_rss[0] = rss_bytes();
+	for (long i = 1; i < n; i++)
+		wave_failed += wave();
+	wave_rss[1] = rss_bytes();
+}
+
+static void test_spawn_elsewhere_reuse(void)
+{
+	long n = test_threads(300000) / WAVE_KIDS;
+	const char *from[] = { "a native thread", "a thread of processor 0" };
+
+	for (int i = 0; i < 2; i++) {
+		wave_done = wave_target = 0;
+		require(ops->so_init(2, 0) == 0 && ops->so_start() == 0);
+		if (i == 0) {
+			wave_waiter = NULL;
+			waves((void *)n);
+		} else {
+			wave_waiter = ops->so_spawn(waves, (void *)n, 0);
+			require(wave_waiter != NULL);
+		}
+		require(ops->so_fini() == 0);
+		ok(wave_failed == 0 && wave_done == n * WAVE_KIDS &&
+		   (SANITIZED || wave_rss[1] - wave_rss[0] < 1 << 20),
+		   "%s: %ld threads spawned from %s in waves of %d: memory "
+		   "grew by %ld KiB after the first%s", ops->so_name,
+		   n * WAVE_KIDS, from[i], WAVE_KIDS,
+		   (wave_rss[1] - wave_rss[0]) >> 10,
+		   SANITIZED ? " (a sanitizer's; not checked)" : "");
+	}
 }
 
 /*
@@ -486,6 +652,8 @@ int main(void)
 		test_share_fpctl();
 		test_misc();
 		test_wake_reuse();
+		test_spawn_during_fini();
+		test_spawn_elsewhere_reuse();
 		test_million();
 	}
 	return tap_done();
