@@ -203,9 +203,12 @@ int ll_wait(void)
 
 int ll_wake(struct ll_thread *t)
 {
-	struct ll_proc *l = ll_proc_of(t);
+	struct ll_proc *l;
 	int rc;
 
+	if (t == NULL)
+		return -EINVAL;
+	l = ll_proc_of(t);
 	if (proc_here() == &l->l_p) {
 		rc = ll_wake_local(&l->l_p, &t->l_t, 1);
 		if (rc == 0)

@@ -153,10 +153,13 @@ int rr_wait(void)
 int rr_wake(struct rr_thread *thread)
 {
 	struct sched_thread *t = (struct sched_thread *)thread;
-	struct rr_proc *r = rr_proc_of(t);
-	struct sched_stats *st = &r->r_p.p_stats;
-	int local = proc_here() == &r->r_p, rc = 0;
+	struct rr_proc *r;
+	int local, rc = 0;
 
+	if (t == NULL)
+		return -EINVAL;
+	r = rr_proc_of(t);
+	local = proc_here() == &r->r_p;
 	if (!local && !thread_hold_alive(t))
 		return -ESRCH;
 	pthread_mutex_lock(&r->r_lock);
@@ -171,7 +174,8 @@ int rr_wake(struct rr_thread *thread)
 		rr_permits_add(t, 1);
 	}
 	if (rc == 0)
-		*(local ? &st->ss_local_wakes : &st->ss_remote_wakes) += 1;
+		*(local ? &r->r_p.p_stats.ss_local_wakes :
+			  &r->r_p.p_stats.ss_remote_wakes) += 1;
 	pthread_mutex_unlock(&r->r_lock);
 	if (!local)
 		thread_release(t);

@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 {
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
-	int fault = fault_wanted(prog), i;
+	int fault = fault_wanted(prog), i, rc;
 	struct ring_why why;
 	unsigned flags = 0;
 	double t0, secs;
@@ -288,8 +288,10 @@ int main(int argc, char **argv)
 	}
 	if (fault && ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)]))
 		count_error(&ring.r_errors);
-	if (ring.r_ops->so_start() != 0 || ring.r_ops->so_fini() != 0) {
-		fprintf(stderr, "%s: cannot run the processors\n", prog);
+	if ((rc = ring.r_ops->so_start()) != 0 ||
+	    (rc = ring.r_ops->so_fini()) != 0) {
+		fprintf(stderr, "%s: cannot run the processors: %s\n", prog,
+			strerror(-rc));
 		return 1;
 	}
 	secs = bench_seconds() - t0;

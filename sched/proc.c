@@ -36,12 +36,17 @@ void sched_set_share_fpctl(int on)
 	share_fpctl = on;
 }
 
-/* Decided by procs_start, on the caller's thread, once for all processors. */
+/*
+ * Decided by procs_start, on the caller's thread, once for all processors:
+ * 1 or 0, or -1 if USCHED_PIN is neither "0" nor "1".
+ */
 static int pinning_on(void)
 {
 	const char *env = getenv("USCHED_PIN");
 
-	return pinning >= 0 ? pinning : env == NULL || strcmp(env, "0") != 0;
+	if (pinning >= 0 || env == NULL)
+		return pinning != 0;
+	return strcmp(env, "1") == 0 ? 1 : strcmp(env, "0") == 0 ? 0 : -1;
 }
 
 static void futex_wait(int *word, int val)
@@ -435,6 +440,8 @@ int procs_start(struct procs *ps)
 	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
 	ps->ps_pin = pinning_on();
+	if (ps->ps_pin < 0)
+		return -EINVAL;
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
 		struct proc *p = proc_nth(ps, ps->ps_run);
 		int rc;

@@ -33,7 +33,8 @@ struct sched_ops {
 	void *(*so_spawn)(void (*f)(void *), void *arg, int group);
 	/* Blocks the calling thread until woken; 0, or -errno (not blocked). */
 	int   (*so_wait)(void);
-	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished. */
+	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished;
+	 * -EINVAL: NULL. */
 	int   (*so_wake)(void *thread);
 	/* The calling thread's handle, NULL outside a thread. */
 	void *(*so_self)(void);
@@ -55,7 +56,10 @@ const struct sched_ops *sched_find(const char *name);
 /* Names of all schedulers, separated by '|', for usage messages. */
 const char *sched_names(void);
 
-/* Pin processor i to the i-th allowed CPU (default on; env USCHED_PIN=0). */
+/*
+ * Pin processor i to the i-th allowed CPU. Default: on, or as USCHED_PIN
+ * says, "0" or "1" (anything else: so_start returns -EINVAL).
+ */
 void sched_set_pinning(int on);
 /*
  * Threads share the floating-point control state (s_share_fpctl in

@@ -50,6 +50,9 @@ for s in rr ll; do
 	USCHED_RING_FAULT=spurious expect 1 ring -f --sched $s 4 3 10 0 1
 done
 expect 0 ring -v 4 3 10 0 1
+USCHED_PIN=yes expect 1 ring 4 3 10 0 1
+grep -q "Invalid argument" "$err"
+ok $? "USCHED_PIN=yes: the ring says why the processors did not start"
 expect 0 ring -v -f 4 3 10 0 1
 # What scripts/perf.py reads from ring -v.
 timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&

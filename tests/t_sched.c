@@ -337,6 +337,8 @@ static void test_misc(void)
 	   ops->so_name);
 	ok(ops->so_wait() == -EPERM, "%s: wait outside a thread: -EPERM",
 	   ops->so_name);
+	ok(ops->so_wake(NULL) == -EINVAL, "%s: wake of NULL: -EINVAL",
+	   ops->so_name);
 
 	require(ops->so_init(2, 0) == 0);
 	before_done = after_done = 0;
