@@ -78,6 +78,9 @@ $(TMALLOC_TESTS): $(OBJ)/tests/tmalloc.o
 $(OBJ)/tests/t_ringcheck.o: ALL_CFLAGS += -Ibench
 $(OBJ)/tests/t_ringcheck.o: bench/peers/ring-check.h bench/args.h
 
+# The examples include "usched.h", as a program built against an install.
+$(OBJ)/examples/%.o: ALL_CFLAGS += -I.
+
 $(O)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)

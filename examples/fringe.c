@@ -8,7 +8,7 @@
  * usage: fringe TREE TREE     where TREE is a number or ( TREE... )
  * prints "same" (exit 0) or "different" (exit 1); bad input exits 2.
  */
-#include "../usched.h"
+#include "usched.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Two usched threads taking turns; the shortest complete usched program. */
-#include "../usched.h"
+#include "usched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
