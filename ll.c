@@ -11,7 +11,10 @@
  * however often it is woken, and held (not reused) while in it or while
  * a remote waker works on it. A waiting thread is marked ST_WAITING by
  * ll_next once its stack is saved, before the inbox is read; one woken
- * during its block is queued again at once.
+ * during its block is queued again at once. A thread spawned elsewhere
+ * comes through the inbox too, as ST_SPAWNED: until its processor takes
+ * it, wakes only add up, so it neither runs nor ends while its spawner
+ * may still touch it.
  */
 #include "ll.h"
 #include "sched/proc.h"
@@ -72,6 +75,10 @@ static void ll_drain(struct ll_proc *l)
 		/* Read the link before t can be pushed again. */
 		next = t->l_inbox;
 		n = __atomic_exchange_n(&t->l_remote, 0, __ATOMIC_ACQ_REL);
+		if (thread_state(&t->l_t) == ST_SPAWNED) {	/* n: + start */
+			thread_set_state(&t->l_t, ST_WAITING);
+			l->l_p.p_stats.ss_remote_wakes--;
+		}
 		l->l_p.p_stats.ss_remote_wakes += n;
 		ll_wake_local(&l->l_p, &t->l_t, n);	/* too late if ended */
 		thread_release(&t->l_t);	/* the inbox's hold */
@@ -127,25 +134,30 @@ static struct ustack *ll_next(struct usched *s)
 	return &t->t_u;
 }
 
-/*
- * A wake from outside t's processor, which holds t: the hold passes to the
- * inbox, which has one already if t is in it.
- */
-static void ll_post(struct ll_proc *l, struct ll_thread *t)
+/* Pushes t, with a hold for the inbox, and wakes l if it sleeps. */
+static void ll_push(struct ll_proc *l, struct ll_thread *t)
 {
-	struct ll_thread *head;
+	struct ll_thread *head = __atomic_load_n(&l->l_inbox,
+						 __ATOMIC_RELAXED);
 
-	if (__atomic_fetch_add(&t->l_remote, 1, __ATOMIC_ACQ_REL) != 0) {
-		thread_release(&t->l_t);	/* already in the inbox */
-		return;
-	}
-	head = __atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED);
 	do {
 		t->l_inbox = head;
 	} while (!__atomic_compare_exchange_n(&l->l_inbox, &head, t, 1,
 					      __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
 	proc_kick(&l->l_p);
+}
+
+/*
+ * A wake from outside t's processor, which holds t: the hold passes to the
+ * inbox, which has one already if t is in it.
+ */
+static void ll_post(struct ll_proc *l, struct ll_thread *t)
+{
+	if (__atomic_fetch_add(&t->l_remote, 1, __ATOMIC_ACQ_REL) != 0)
+		thread_release(&t->l_t);	/* already in the inbox */
+	else
+		ll_push(l, t);
 }
 
 int ll_init(int proc_nr, int thread_nr)
@@ -181,10 +193,16 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
-	if (proc_here() == &l->l_p)
+	if (proc_here() == &l->l_p) {	/* p runs t after this thread */
+		thread_set_state(&t->l_t, ST_WAITING);
 		ll_wake_local(&l->l_p, &t->l_t, 1);
-	else if (thread_hold_alive(&t->l_t))	/* new: always alive */
-		ll_post(l, t);
+		thread_open(&t->l_t, 0);
+	} else {	/* as a remote wake; later ones add to l_remote */
+		thread_set_state(&t->l_t, ST_SPAWNED);
+		t->l_remote = 1;
+		thread_open(&t->l_t, 1);
+		ll_push(l, t);
+	}
 	return t;
 }
 

@@ -125,9 +125,9 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 	if (t == NULL)
 		return NULL;
 	r = (struct rr_proc *)p;
-	pthread_mutex_lock(&r->r_lock);
-	if (thread_state(t) == ST_WAITING)	/* a stale handle's wake */
-		rr_ready(r, t);			/* may have queued it */
+	pthread_mutex_lock(&r->r_lock);	/* p takes t after the unlock */
+	rr_ready(r, t);
+	thread_open(t, 0);
 	pthread_mutex_unlock(&r->r_lock);
 	return (struct rr_thread *)t;
 }

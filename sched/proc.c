@@ -209,9 +209,21 @@ static struct sched_thread *spare_pop(struct proc *p)
 					    __ATOMIC_ACQUIRE,
 					    __ATOMIC_ACQUIRE))
 		;
-	if (t != NULL && !thread_claim(t)) {
-		spare_push(p, t);	/* held by a late wake: later */
-		return NULL;
+	return t;
+}
+
+/* A spare struct no wake holds; the held ones go back, for later. */
+static struct sched_thread *spare_claim(struct proc *p)
+{
+	struct sched_thread *t, *held = NULL, *next;
+
+	while ((t = spare_pop(p)) != NULL && !thread_claim(t)) {
+		t->t_next = held;
+		held = t;
+	}
+	for (; held != NULL; held = next) {
+		next = held->t_next;
+		spare_push(p, held);
 	}
 	return t;
 }
@@ -230,15 +242,18 @@ static struct sched_thread *thread_mem(struct proc *p)
 	struct sched_thread *t;
 
 	if (proc_current == p) {
-		t = p->p_free;
-		if (t != NULL && thread_claim(t)) {
-			p->p_free = t->t_next;
-			return t;
+		struct sched_thread **prev = &p->p_free;
+
+		for (t = *prev; t != NULL; prev = &t->t_next, t = *prev) {
+			if (thread_claim(t)) {
+				*prev = t->t_next;
+				return t;
+			}
 		}
 		return thread_carve(ps, &p->p_arena);
 	}
 	pthread_mutex_lock(&ps->ps_lock);
-	t = spare_pop(p);
+	t = spare_claim(p);
 	if (t == NULL)
 		t = thread_carve(ps, &p->p_foreign);
 	if (t != NULL)
@@ -304,8 +319,7 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 	ustack_init(&t->t_u, &p->p_sched, f, arg, NULL, 0);
 	t->t_next = NULL;
 	t->t_permits = 0;
-	thread_set_state(t, ST_WAITING);
-	__atomic_fetch_sub(&t->t_holds, THREAD_NEW, __ATOMIC_RELEASE);
+	thread_set_state(t, ST_DONE);	/* to wakes from p: not yet there */
 	return t;
 }
 
@@ -433,15 +447,19 @@ static int procs_inside(struct procs *ps)
  */
 int procs_start(struct procs *ps)
 {
+	int pin;
+
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
 	if (procs_inside(ps))
 		return -EPERM;
 	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
-	ps->ps_pin = pinning_on();
-	if (ps->ps_pin < 0)
+	pin = pinning_on();
+	if (pin < 0)
 		return -EINVAL;
+	if (ps->ps_run == 0)	/* not on a retry: started ones read it */
+		ps->ps_pin = pin;
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
 		struct proc *p = proc_nth(ps, ps->ps_run);
 		int rc;

@@ -13,10 +13,11 @@
 #include <stddef.h>
 
 enum sched_state {
-	ST_WAITING = 1,	/* blocked in wait, or spawned and not yet queued */
+	ST_WAITING = 1,	/* blocked in wait */
 	ST_READY,	/* in a ready queue */
 	ST_RUNNING,
-	ST_DONE		/* finished; the struct waits for reuse */
+	ST_DONE,	/* finished; the struct waits for reuse */
+	ST_SPAWNED	/* ll: spawned elsewhere, on its way to its processor */
 };
 
 /* What every scheduler keeps of a thread, first in its own thread struct. */
@@ -122,6 +123,17 @@ static inline void thread_release(struct sched_thread *t)
 	__atomic_fetch_sub(&t->t_holds, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * Lets wakes from other native threads reach new thread t, on which the
+ * scheduler put holds of its own. Before, t was ST_DONE and THREAD_NEW
+ * (a stale handle's wake found it finished); after, t may run and end at
+ * any time: its spawner is done with it.
+ */
+static inline void thread_open(struct sched_thread *t, int holds)
+{
+	__atomic_fetch_sub(&t->t_holds, THREAD_NEW - holds, __ATOMIC_RELEASE);
+}
+
 static inline int thread_hold_alive(struct sched_thread *t)
 {
 	if (__atomic_fetch_add(&t->t_holds, 1, __ATOMIC_SEQ_CST) >= 0 &&
@@ -174,9 +186,11 @@ int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
  */
 struct proc *procs_pick(struct procs *ps, unsigned long n);
 /*
- * A thread struct for f(arg) on p, in state ST_WAITING. NULL with errno
- * ENOMEM if no memory, EINVAL once fini found every thread finished. The
- * scheduler sets up what follows the struct sched_thread.
+ * A thread struct for f(arg) on p, not yet reachable by wakes (ST_DONE,
+ * THREAD_NEW): the scheduler sets up what follows the struct
+ * sched_thread, queues it and lets wakes in with thread_open, all at
+ * once for the processor and for wakers. NULL with errno ENOMEM if no
+ * memory, EINVAL once fini found every thread finished.
  */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);

@@ -13,8 +13,7 @@ extern "C" {
 struct sched_stats {
 	unsigned long ss_switches;	/* threads s_next handed over */
 	unsigned long ss_local_wakes;	/* wake-ups from this processor */
-	unsigned long ss_remote_wakes;	/* from other native threads (ll:
-					 * and spawns from them) */
+	unsigned long ss_remote_wakes;	/* from other native threads */
 	unsigned long ss_sleeps;	/* times it went idle */
 	unsigned long ss_max_stack;	/* largest stack saved here, bytes */
 };
@@ -40,9 +39,10 @@ struct sched_ops {
 	void *(*so_self)(void);
 	/* Ends the calling thread, as returning from its function does. */
 	void  (*so_done)(void);
-	/* Starts the processors if needed, waits for every thread to finish,
-	 * stops the processors and frees everything. -EDEADLK from one of
-	 * its own threads. */
+	/* Starts the processors if needed (failing as so_start does), waits
+	 * for every thread to finish, stops the processors and frees
+	 * everything. -EDEADLK from one of its own threads. Native threads
+	 * that spawn or wake must be done (joined) before so_init again. */
 	int   (*so_fini)(void);
 	/* Counters of processor proc (after start); -EINVAL if no such one. */
 	int   (*so_stats)(int proc, struct sched_stats *out);
