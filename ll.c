@@ -71,15 +71,15 @@ static void ll_drain(struct ll_proc *l)
 	}
 	for (t = rev; t != NULL; t = next) {
 		unsigned long n;
+		int spawned;
 
 		/* Read the link before t can be pushed again. */
 		next = t->l_inbox;
 		n = __atomic_exchange_n(&t->l_remote, 0, __ATOMIC_ACQ_REL);
-		if (thread_state(&t->l_t) == ST_SPAWNED) {	/* n: + start */
+		spawned = thread_state(&t->l_t) == ST_SPAWNED;
+		if (spawned)	/* n counts its start too */
 			thread_set_state(&t->l_t, ST_WAITING);
-			l->l_p.p_stats.ss_remote_wakes--;
-		}
-		l->l_p.p_stats.ss_remote_wakes += n;
+		l->l_p.p_stats.ss_remote_wakes += n - spawned;
 		ll_wake_local(&l->l_p, &t->l_t, n);	/* too late if ended */
 		thread_release(&t->l_t);	/* the inbox's hold */
 	}
@@ -219,24 +219,43 @@ int ll_wait(void)
 	return ustack_block();
 }
 
+/* A wake from another processor, or, counted, from elsewhere. */
+static int ll_wake_remote(struct ll_thread *t)
+{
+	if (!thread_hold_alive(&t->l_t))
+		return -ESRCH;
+	ll_post(ll_proc_of(t), t);
+	return 0;
+}
+
+static __attribute__((noinline)) int ll_wake_outside(struct ll_thread *t)
+{
+	int rc;
+
+	if (!procs_wake_enter(&ll_procs))
+		return -ESRCH;
+	rc = ll_wake_remote(t);
+	procs_wake_leave(&ll_procs);
+	return rc;
+}
+
 int ll_wake(struct ll_thread *t)
 {
+	struct proc *here = proc_here();
 	struct ll_proc *l;
 	int rc;
 
 	if (t == NULL)
 		return -EINVAL;
+	if (__builtin_expect(!procs_inside(&ll_procs, here), 0))
+		return ll_wake_outside(t);
 	l = ll_proc_of(t);
-	if (proc_here() == &l->l_p) {
-		rc = ll_wake_local(&l->l_p, &t->l_t, 1);
-		if (rc == 0)
-			l->l_p.p_stats.ss_local_wakes++;
-		return rc;
-	}
-	if (!thread_hold_alive(&t->l_t))
-		return -ESRCH;
-	ll_post(l, t);
-	return 0;
+	if (here != &l->l_p)
+		return ll_wake_remote(t);
+	rc = ll_wake_local(&l->l_p, &t->l_t, 1);
+	if (rc == 0)
+		l->l_p.p_stats.ss_local_wakes++;
+	return rc;
 }
 
 struct ll_thread *ll_self(void)

@@ -150,16 +150,11 @@ int rr_wait(void)
 	return ustack_block();
 }
 
-int rr_wake(struct rr_thread *thread)
+static int rr_wake_from(struct sched_thread *t, struct proc *here)
 {
-	struct sched_thread *t = (struct sched_thread *)thread;
-	struct rr_proc *r;
-	int local, rc = 0;
+	struct rr_proc *r = rr_proc_of(t);
+	int local = here == &r->r_p, rc = 0;
 
-	if (t == NULL)
-		return -EINVAL;
-	r = rr_proc_of(t);
-	local = proc_here() == &r->r_p;
 	if (!local && !thread_hold_alive(t))
 		return -ESRCH;
 	pthread_mutex_lock(&r->r_lock);
@@ -179,6 +174,23 @@ int rr_wake(struct rr_thread *thread)
 	pthread_mutex_unlock(&r->r_lock);
 	if (!local)
 		thread_release(t);
+	return rc;
+}
+
+int rr_wake(struct rr_thread *thread)
+{
+	struct sched_thread *t = (struct sched_thread *)thread;
+	struct proc *here = proc_here();
+	int rc;
+
+	if (t == NULL)
+		return -EINVAL;
+	if (procs_inside(&rr_procs, here))
+		return rr_wake_from(t, here);
+	if (!procs_wake_enter(&rr_procs))	/* fini freed t */
+		return -ESRCH;
+	rc = rr_wake_from(t, here);
+	procs_wake_leave(&rr_procs);
 	return rc;
 }
 

@@ -432,14 +432,6 @@ static void *proc_main(void *arg)
 	return NULL;
 }
 
-/* A thread of ps is calling: it must not start or wait for ps. */
-static int procs_inside(struct procs *ps)
-{
-	struct proc *here = proc_current;
-
-	return here != NULL && here->p_procs == ps;
-}
-
 /*
  * Starts the processors not running yet. If one cannot be started, the
  * error is returned and the next procs_start or procs_fini tries again from
@@ -451,15 +443,16 @@ int procs_start(struct procs *ps)
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
-	if (procs_inside(ps))
+	if (procs_inside(ps, proc_here()))	/* a thread must not */
 		return -EPERM;
 	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
-	pin = pinning_on();
-	if (pin < 0)
-		return -EINVAL;
-	if (ps->ps_run == 0)	/* not on a retry: started ones read it */
+	if (ps->ps_run == 0) {	/* not on a retry: started ones read it */
+		pin = pinning_on();
+		if (pin < 0)
+			return -EINVAL;
 		ps->ps_pin = pin;
+	}
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
 		struct proc *p = proc_nth(ps, ps->ps_run);
 		int rc;
@@ -479,7 +472,7 @@ int procs_fini(struct procs *ps)
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
-	if (procs_inside(ps))
+	if (procs_inside(ps, proc_here()))	/* would wait for itself */
 		return -EDEADLK;
 	if (ps->ps_run < ps->ps_nr && (rc = procs_start(ps)) != 0)
 		return rc;
@@ -488,6 +481,10 @@ int procs_fini(struct procs *ps)
 		proc_kick(proc_nth(ps, i));
 	for (int i = 0; i < ps->ps_nr; i++)
 		pthread_join(proc_nth(ps, i)->p_thread, NULL);
+	__atomic_fetch_or(&ps->ps_wakers, WAKERS_CLOSED, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&ps->ps_wakers, __ATOMIC_ACQUIRE) !=
+	       WAKERS_CLOSED)
+		sched_yield();
 	while ((c = ps->ps_chunks) != NULL) {
 		ps->ps_chunks = *(void **)c;
 		free(c);

@@ -73,6 +73,7 @@ struct procs {
 	int                 ps_finished;	/* fini done; only stats left */
 	long                ps_live;	/* LIVE_*, atomic */
 	pthread_mutex_t     ps_lock;	/* spawns from elsewhere */
+	long                ps_wakers;	/* WAKERS_*, atomic */
 	void               *ps_chunks;	/* every chunk of every arena */
 	long                ps_nr_chunks;	/* how many (atomic) */
 };
@@ -84,6 +85,29 @@ struct procs {
  * fail: no thread is added once a processor may have seen none.
  */
 enum { LIVE_EXITING = 1, LIVE_ONE = 2 };
+
+/*
+ * A wake from a native thread that is not one of the processors may
+ * overlap fini, which frees the thread structs once it has joined the
+ * processors. ps_wakers counts such wakes, and fini frees nothing until
+ * they are done; once it adds WAKERS_CLOSED, a new one finds every thread
+ * finished without touching it.
+ */
+#define WAKERS_CLOSED (1L << 40)
+
+static inline int procs_wake_enter(struct procs *ps)
+{
+	if (__atomic_add_fetch(&ps->ps_wakers, 1, __ATOMIC_SEQ_CST) <
+	    WAKERS_CLOSED)
+		return 1;
+	__atomic_sub_fetch(&ps->ps_wakers, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static inline void procs_wake_leave(struct procs *ps)
+{
+	__atomic_sub_fetch(&ps->ps_wakers, 1, __ATOMIC_RELEASE);
+}
 
 static inline struct proc *proc_nth(struct procs *ps, int i)
 {
@@ -126,8 +150,8 @@ static inline void thread_release(struct sched_thread *t)
 /*
  * Lets wakes from other native threads reach new thread t, on which the
  * scheduler put holds of its own. Before, t was ST_DONE and THREAD_NEW
- * (a stale handle's wake found it finished); after, t may run and end at
- * any time: its spawner is done with it.
+ * (a stale handle's wake found it finished); after, t may run and end as
+ * soon as its processor can take it.
  */
 static inline void thread_open(struct sched_thread *t, int holds)
 {
@@ -150,6 +174,12 @@ extern __thread struct proc *proc_current
 static inline struct proc *proc_here(void)
 {
 	return proc_current;
+}
+
+/* True on a processor of ps, which fini joins before it frees anything. */
+static inline int procs_inside(struct procs *ps, struct proc *here)
+{
+	return here != NULL && here->p_procs == ps;
 }
 
 /* The running thread of this processor, or NULL. */

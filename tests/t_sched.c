@@ -433,6 +433,54 @@ static void test_spawn_during_fini(void)
 }
 
 /*
+ * A wake from a native thread while fini waits for its target, the last
+ * thread: the wake lets it end, fini then frees the structs, and the wake
+ * must be done with its target first (ASan sees it if not).
+ */
+static void *fini_wakee;
+static int fini_entered, fini_wake_rc;
+
+static void fini_child(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&fini_wakee, ops->so_self(), __ATOMIC_RELEASE);
+	ops->so_wait();
+}
+
+static void *fini_waker(void *arg)
+{
+	while (!__atomic_load_n(&fini_entered, __ATOMIC_ACQUIRE))
+		sched_yield();
+	usleep(200 + (long)arg % 4 * 50);
+	fini_wake_rc = ops->so_wake(fini_wakee);
+	return NULL;
+}
+
+static void test_wake_during_fini(void)
+{
+	long rounds = test_threads(20000) / 10, bad = 0;
+
+	for (long r = 0; r < rounds; r++) {
+		pthread_t w;
+
+		fini_wakee = NULL;
+		fini_entered = 0;
+		require(ops->so_init(2, 1) == 0 &&
+			ops->so_spawn(fini_child, NULL, 1) != NULL &&
+			ops->so_start() == 0);
+		while (__atomic_load_n(&fini_wakee, __ATOMIC_ACQUIRE) == NULL)
+			sched_yield();
+		require(pthread_create(&w, NULL, fini_waker, (void *)r) == 0);
+		__atomic_store_n(&fini_entered, 1, __ATOMIC_RELEASE);
+		require(ops->so_fini() == 0);
+		pthread_join(w, NULL);
+		bad += fini_wake_rc != 0;
+	}
+	ok(bad == 0, "%s: %ld wakes from a native thread that let fini end: "
+	   "each 0, %ld not", ops->so_name, rounds, bad);
+}
+
+/*
  * Threads spawned from outside their processor, from a native thread or
  * from a thread of another processor, in waves: the structs of one wave
  * serve the next, so the handles (the structs) are few, also while a
@@ -686,6 +734,7 @@ int main(void)
 		test_misc();
 		test_wake_reuse();
 		test_spawn_during_fini();
+		test_wake_during_fini();
 		test_spawn_elsewhere_reuse();
 		test_million();
 	}
