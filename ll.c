@@ -163,7 +163,7 @@ static void ll_post(struct ll_proc *l, struct ll_thread *t)
 int ll_init(int proc_nr, int thread_nr)
 {
 	(void)thread_nr;
-	return procs_init(&ll_procs, proc_nr, sizeof(struct ll_proc),
+	return procs_init(&ll_procs, PROCS_LL, proc_nr, sizeof(struct ll_proc),
 			  sizeof(struct ll_thread), ll_next);
 }
 
@@ -193,7 +193,7 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
-	if (proc_here() == &l->l_p) {	/* p runs t after this thread */
+	if (proc_here(PROCS_LL) == &l->l_p) {	/* p runs t after this */
 		thread_set_state(&t->l_t, ST_WAITING);
 		ll_wake_local(&l->l_p, &t->l_t, 1);
 		thread_open(&t->l_t, 0);
@@ -208,7 +208,7 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 
 int ll_wait(void)
 {
-	struct sched_thread *t = sched_self();
+	struct sched_thread *t = sched_self(PROCS_LL);
 
 	if (t == NULL)
 		return -EPERM;
@@ -241,13 +241,11 @@ static __attribute__((noinline)) int ll_wake_outside(struct ll_thread *t)
 
 int ll_wake(struct ll_thread *t)
 {
-	struct proc *here = proc_here();
+	struct proc *here = proc_here(PROCS_LL);
 	struct ll_proc *l;
 	int rc;
 
-	if (t == NULL)
-		return -EINVAL;
-	if (__builtin_expect(!procs_inside(&ll_procs, here), 0))
+	if (__builtin_expect(here == NULL, 0))
 		return ll_wake_outside(t);
 	l = ll_proc_of(t);
 	if (here != &l->l_p)
@@ -260,7 +258,7 @@ int ll_wake(struct ll_thread *t)
 
 struct ll_thread *ll_self(void)
 {
-	return (struct ll_thread *)sched_self();
+	return (struct ll_thread *)sched_self(PROCS_LL);
 }
 
 void ll_done(void)
@@ -280,7 +278,12 @@ static void *ll_spawn(void (*f)(void *), void *arg, int group)
 
 static int ll_wake_any(void *t)
 {
-	return ll_wake(t);
+	return t != NULL ? ll_wake(t) : -EINVAL;
+}
+
+static void *ll_self_any(void)
+{
+	return ll_self();
 }
 
 const struct sched_ops ll_ops = {
@@ -290,7 +293,7 @@ const struct sched_ops ll_ops = {
 	.so_spawn = ll_spawn,
 	.so_wait  = ll_wait,
 	.so_wake  = ll_wake_any,
-	.so_self  = sched_self_any,
+	.so_self  = ll_self_any,
 	.so_done  = ustack_abort,
 	.so_fini  = ll_fini,
 	.so_stats = ll_stats,

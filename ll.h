@@ -46,7 +46,9 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
 int  ll_wait(void);
 /*
  * Wakes t, from any native thread. -ESRCH if t has finished, until a new
- * thread reuses its struct: t then names that one. -EINVAL if t is NULL.
+ * thread reuses its struct: t then names that one. t is a handle from
+ * ll_thread_init, valid until the next ll_init (so_wake takes NULL:
+ * -EINVAL).
  */
 int  ll_wake(struct ll_thread *t);
 /* The calling thread, NULL outside a thread. */

@@ -85,7 +85,7 @@ int rr_init(int proc_nr, int thread_nr)
 	int rc;
 
 	(void)thread_nr;
-	rc = procs_init(&rr_procs, proc_nr, sizeof(struct rr_proc),
+	rc = procs_init(&rr_procs, PROCS_RR, proc_nr, sizeof(struct rr_proc),
 			sizeof(struct sched_thread), rr_next);
 	if (rc != 0)
 		return rc;
@@ -134,7 +134,7 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 
 int rr_wait(void)
 {
-	struct sched_thread *t = sched_self();
+	struct sched_thread *t = sched_self(PROCS_RR);
 
 	if (t == NULL)
 		return -EPERM;
@@ -180,14 +180,12 @@ static int rr_wake_from(struct sched_thread *t, struct proc *here)
 int rr_wake(struct rr_thread *thread)
 {
 	struct sched_thread *t = (struct sched_thread *)thread;
-	struct proc *here = proc_here();
+	struct proc *here = proc_here(PROCS_RR);
 	int rc;
 
-	if (t == NULL)
-		return -EINVAL;
-	if (procs_inside(&rr_procs, here))
+	if (here != NULL)
 		return rr_wake_from(t, here);
-	if (!procs_wake_enter(&rr_procs))	/* fini freed t */
+	if (!procs_wake_enter(&rr_procs))	/* fini frees t */
 		return -ESRCH;
 	rc = rr_wake_from(t, here);
 	procs_wake_leave(&rr_procs);
@@ -196,7 +194,7 @@ int rr_wake(struct rr_thread *thread)
 
 struct rr_thread *rr_self(void)
 {
-	return (struct rr_thread *)sched_self();
+	return (struct rr_thread *)sched_self(PROCS_RR);
 }
 
 void rr_done(void)
@@ -217,7 +215,12 @@ static void *rr_spawn(void (*f)(void *), void *arg, int group)
 
 static int rr_wake_any(void *t)
 {
-	return rr_wake(t);
+	return t != NULL ? rr_wake(t) : -EINVAL;
+}
+
+static void *rr_self_any(void)
+{
+	return rr_self();
 }
 
 const struct sched_ops rr_ops = {
@@ -227,7 +230,7 @@ const struct sched_ops rr_ops = {
 	.so_spawn = rr_spawn,
 	.so_wait  = rr_wait,
 	.so_wake  = rr_wake_any,
-	.so_self  = sched_self_any,
+	.so_self  = rr_self_any,
 	.so_done  = ustack_abort,
 	.so_fini  = rr_fini,
 	.so_stats = rr_stats,

@@ -44,7 +44,9 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
 int  rr_wait(void);
 /*
  * Wakes t, from any native thread. -ESRCH if t has finished, until a new
- * thread reuses its struct: t then names that one. -EINVAL if t is NULL.
+ * thread reuses its struct: t then names that one. t is a handle from
+ * rr_thread_init, valid until the next rr_init (so_wake takes NULL:
+ * -EINVAL).
  */
 int  rr_wake(struct rr_thread *t);
 /* The calling thread, NULL outside a thread. */

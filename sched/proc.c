@@ -21,7 +21,7 @@ enum {
 	POPULATE_AFTER = 8		/* chunks faulted in page by page */
 };
 
-__thread struct proc *proc_current;
+__thread struct proc *proc_current[PROCS_SLOTS];
 static int pinning = -1;	/* -1: as USCHED_PIN says */
 
 void sched_set_pinning(int on)
@@ -241,7 +241,7 @@ static struct sched_thread *thread_mem(struct proc *p)
 	struct procs *ps = p->p_procs;
 	struct sched_thread *t;
 
-	if (proc_current == p) {
+	if (proc_current[ps->ps_slot] == p) {
 		struct sched_thread **prev = &p->p_free;
 
 		for (t = *prev; t != NULL; prev = &t->t_next, t = *prev) {
@@ -285,11 +285,6 @@ static void procs_leave(struct procs *ps)
 		for (int i = 0; i < ps->ps_nr; i++)
 			proc_kick(proc_nth(ps, i));
 	}
-}
-
-void *sched_self_any(void)
-{
-	return sched_self();
 }
 
 struct proc *procs_pick(struct procs *ps, unsigned long n)
@@ -373,8 +368,8 @@ void proc_kick(struct proc *p)
 		futex_wake(&p->p_asleep);
 }
 
-int procs_init(struct procs *ps, int nr, size_t size, size_t thread_size,
-	       struct ustack *(*next)(struct usched *))
+int procs_init(struct procs *ps, int slot, int nr, size_t size,
+	       size_t thread_size, struct ustack *(*next)(struct usched *))
 {
 	if (nr <= 0 || nr > 4096)
 		return -EINVAL;
@@ -382,7 +377,7 @@ int procs_init(struct procs *ps, int nr, size_t size, size_t thread_size,
 		return -EBUSY;
 	free(ps->ps_base);	/* kept by the last fini for its counters */
 	size = (size + 63) & ~(size_t)63;	/* a cache line each */
-	*ps = (struct procs){ .ps_size = size, .ps_nr = nr,
+	*ps = (struct procs){ .ps_slot = slot, .ps_size = size, .ps_nr = nr,
 			      .ps_thread_size = thread_size };
 	ps->ps_base = aligned_alloc(64, size * nr);
 	if (ps->ps_base == NULL)
@@ -426,9 +421,9 @@ static void *proc_main(void *arg)
 
 	if (p->p_procs->ps_pin)
 		proc_pin(p->p_idx);
-	proc_current = p;
+	proc_current[p->p_procs->ps_slot] = p;
 	usched_run(&p->p_sched);
-	proc_current = NULL;
+	proc_current[p->p_procs->ps_slot] = NULL;
 	return NULL;
 }
 
@@ -443,7 +438,7 @@ int procs_start(struct procs *ps)
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
-	if (procs_inside(ps, proc_here()))	/* a thread must not */
+	if (procs_inside(ps))	/* a thread must not */
 		return -EPERM;
 	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
@@ -472,7 +467,7 @@ int procs_fini(struct procs *ps)
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
-	if (procs_inside(ps, proc_here()))	/* would wait for itself */
+	if (procs_inside(ps))	/* would wait for itself */
 		return -EDEADLK;
 	if (ps->ps_run < ps->ps_nr && (rc = procs_start(ps)) != 0)
 		return rc;
@@ -483,7 +478,7 @@ int procs_fini(struct procs *ps)
 		pthread_join(proc_nth(ps, i)->p_thread, NULL);
 	__atomic_fetch_or(&ps->ps_wakers, WAKERS_CLOSED, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&ps->ps_wakers, __ATOMIC_ACQUIRE) !=
-	       WAKERS_CLOSED)
+	       WAKERS_CLOSED)	/* no new one can come */
 		sched_yield();
 	while ((c = ps->ps_chunks) != NULL) {
 		ps->ps_chunks = *(void **)c;

@@ -62,9 +62,13 @@ struct proc {
 	long                 p_owed;	/* how many are to be (atomic) */
 };
 
+/* The schedulers: each one's slot in proc_current. */
+enum { PROCS_RR, PROCS_LL, PROCS_SLOTS };
+
 /* The processors of one scheduler. */
 struct procs {
 	char               *ps_base;	/* ps_nr processors of ps_size bytes */
+	int                 ps_slot;	/* PROCS_* */
 	size_t              ps_size;
 	size_t              ps_thread_size;	/* a scheduler's thread struct */
 	int                 ps_nr;
@@ -89,24 +93,29 @@ enum { LIVE_EXITING = 1, LIVE_ONE = 2 };
 /*
  * A wake from a native thread that is not one of the processors may
  * overlap fini, which frees the thread structs once it has joined the
- * processors. ps_wakers counts such wakes, and fini frees nothing until
- * they are done; once it adds WAKERS_CLOSED, a new one finds every thread
- * finished without touching it.
+ * processors. ps_wakers counts such wakes (WAKER_ONE each), and fini
+ * frees nothing until they are done; once it has set WAKERS_CLOSED, a new
+ * one finds every thread finished without touching it.
  */
-#define WAKERS_CLOSED (1L << 40)
+enum { WAKERS_CLOSED = 1, WAKER_ONE = 2 };
 
 static inline int procs_wake_enter(struct procs *ps)
 {
-	if (__atomic_add_fetch(&ps->ps_wakers, 1, __ATOMIC_SEQ_CST) <
-	    WAKERS_CLOSED)
-		return 1;
-	__atomic_sub_fetch(&ps->ps_wakers, 1, __ATOMIC_RELEASE);
-	return 0;
+	long n = __atomic_load_n(&ps->ps_wakers, __ATOMIC_RELAXED);
+
+	do {
+		if (n & WAKERS_CLOSED)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&ps->ps_wakers, &n,
+					      n + WAKER_ONE, 1,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return 1;
 }
 
 static inline void procs_wake_leave(struct procs *ps)
 {
-	__atomic_sub_fetch(&ps->ps_wakers, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&ps->ps_wakers, WAKER_ONE, __ATOMIC_RELEASE);
 }
 
 static inline struct proc *proc_nth(struct procs *ps, int i)
@@ -167,40 +176,41 @@ static inline int thread_hold_alive(struct sched_thread *t)
 	return 0;
 }
 
-/* The processor the calling native thread is, if any. */
-extern __thread struct proc *proc_current
+/*
+ * The processor of scheduler `slot` the calling native thread is, or NULL:
+ * one per scheduler, so that a scheduler's hot paths tell its own
+ * processors from any other native thread with one load.
+ */
+extern __thread struct proc *proc_current[PROCS_SLOTS]
 	__attribute__((tls_model("initial-exec")));
 
-static inline struct proc *proc_here(void)
+static inline struct proc *proc_here(int slot)
 {
-	return proc_current;
+	return proc_current[slot];
 }
 
 /* True on a processor of ps, which fini joins before it frees anything. */
-static inline int procs_inside(struct procs *ps, struct proc *here)
+static inline int procs_inside(struct procs *ps)
 {
-	return here != NULL && here->p_procs == ps;
+	return proc_current[ps->ps_slot] != NULL;
 }
 
-/* The running thread of this processor, or NULL. */
-static inline struct sched_thread *sched_self(void)
+/* The running thread of scheduler slot on this native thread, or NULL. */
+static inline struct sched_thread *sched_self(int slot)
 {
-	struct proc *p = proc_current;
+	struct proc *p = proc_current[slot];
 
 	return p != NULL ? (struct sched_thread *)usched_running(&p->p_sched)
 			 : NULL;
 }
 
-/* so_self of every scheduler's function table. */
-void *sched_self_any(void);
-
 /*
- * Sets up nr processors of size bytes each (a struct proc first) with
- * s_next = next, for threads of thread_size bytes (a struct sched_thread
- * first); everything else is zeroed.
+ * Sets up nr processors of scheduler slot, of size bytes each (a struct
+ * proc first) with s_next = next, for threads of thread_size bytes (a
+ * struct sched_thread first); everything else is zeroed.
  */
-int  procs_init(struct procs *ps, int nr, size_t size, size_t thread_size,
-		struct ustack *(*next)(struct usched *));
+int  procs_init(struct procs *ps, int slot, int nr, size_t size,
+		size_t thread_size, struct ustack *(*next)(struct usched *));
 /* Starts the processors' native threads. */
 int  procs_start(struct procs *ps);
 /*

@@ -32,8 +32,9 @@ struct sched_ops {
 	void *(*so_spawn)(void (*f)(void *), void *arg, int group);
 	/* Blocks the calling thread until woken; 0, or -errno (not blocked). */
 	int   (*so_wait)(void);
-	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished;
-	 * -EINVAL: NULL. */
+	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
+	 * or fini found every thread finished; -EINVAL: NULL. A handle is
+	 * valid until the next so_init. */
 	int   (*so_wake)(void *thread);
 	/* The calling thread's handle, NULL outside a thread. */
 	void *(*so_self)(void);

@@ -318,7 +318,7 @@ static void tree(void *arg)
 }
 
 /* start and fini from one of the scheduler's threads. */
-static int inside_start, inside_fini;
+static int inside_start, inside_fini, cross_wait, cross_self;
 
 static void inside(void *arg)
 {
@@ -327,8 +327,17 @@ static void inside(void *arg)
 	inside_fini = ops->so_fini();
 }
 
+/* wait and self from a thread of the other scheduler. */
+static void crosser(void *arg)
+{
+	(void)arg;
+	cross_wait = ops->so_wait();
+	cross_self = ops->so_self() == NULL;
+}
+
 static void test_misc(void)
 {
+	const struct sched_ops *other = ops == &ll_ops ? &rr_ops : &ll_ops;
 	struct sched_stats st;
 
 	require(ops->so_init(2, 0) == 0);
@@ -372,6 +381,15 @@ static void test_misc(void)
 	tap_watchdog(30, "%s: fini from a thread hangs", ops->so_name);
 	require(ops->so_fini() == 0);
 	tap_watchdog_off();
+	require(other->so_init(1, 1) == 0 &&
+		other->so_spawn(crosser, NULL, 0) != NULL);
+	tap_watchdog(30, "%s: wait from a thread of %s hangs", ops->so_name,
+		     other->so_name);
+	require(other->so_fini() == 0);
+	tap_watchdog_off();
+	ok(cross_wait == -EPERM && cross_self,
+	   "%s: from a thread of %s, wait: -EPERM (got %d), self: NULL",
+	   ops->so_name, other->so_name, cross_wait);
 	ok(inside_start == -EPERM && inside_fini == -EDEADLK,
 	   "%s: from a thread, start: -EPERM (got %d), fini: -EDEADLK (got "
 	   "%d)", ops->so_name, inside_start, inside_fini);
@@ -435,7 +453,8 @@ static void test_spawn_during_fini(void)
 /*
  * A wake from a native thread while fini waits for its target, the last
  * thread: the wake lets it end, fini then frees the structs, and the wake
- * must be done with its target first (ASan sees it if not).
+ * must be done with its target first (ASan sees it if not). Every other
+ * round, the waker is a thread of the other scheduler.
  */
 static void *fini_wakee;
 static int fini_entered, fini_wake_rc;
@@ -456,9 +475,20 @@ static void *fini_waker(void *arg)
 	return NULL;
 }
 
+static void fini_waker_thread(void *arg)
+{
+	fini_waker(arg);
+}
+
 static void test_wake_during_fini(void)
 {
-	long rounds = test_threads(20000) / 10, bad = 0;
+#ifdef TAP_ASAN
+	long rounds = 2000, bad = 0;	/* the window is small */
+#else
+	long rounds = test_threads(200000) / 100, bad = 0;
+#endif
+
+	const struct sched_ops *other = ops == &ll_ops ? &rr_ops : &ll_ops;
 
 	for (long r = 0; r < rounds; r++) {
 		pthread_t w;
@@ -470,14 +500,25 @@ static void test_wake_during_fini(void)
 			ops->so_start() == 0);
 		while (__atomic_load_n(&fini_wakee, __ATOMIC_ACQUIRE) == NULL)
 			sched_yield();
-		require(pthread_create(&w, NULL, fini_waker, (void *)r) == 0);
+		if (r % 2 == 0)
+			require(pthread_create(&w, NULL, fini_waker,
+					       (void *)r) == 0);
+		else
+			require(other->so_init(1, 1) == 0 &&
+				other->so_spawn(fini_waker_thread, (void *)r,
+						0) != NULL &&
+				other->so_start() == 0);
 		__atomic_store_n(&fini_entered, 1, __ATOMIC_RELEASE);
 		require(ops->so_fini() == 0);
-		pthread_join(w, NULL);
+		if (r % 2 == 0)
+			pthread_join(w, NULL);
+		else
+			require(other->so_fini() == 0);
 		bad += fini_wake_rc != 0;
 	}
-	ok(bad == 0, "%s: %ld wakes from a native thread that let fini end: "
-	   "each 0, %ld not", ops->so_name, rounds, bad);
+	ok(bad == 0, "%s: %ld wakes from a native thread or a thread of %s "
+	   "that let fini end: each 0, %ld not", ops->so_name, rounds,
+	   other->so_name, bad);
 }
 
 /*
