@@ -41,7 +41,8 @@ int  ll_fini(void);
 struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
 /*
  * Blocks until woken. A wake that came first is kept, so none is lost.
- * 0, or -errno if the thread's stack could not be saved (it did not block).
+ * 0, or -errno if the thread's stack could not be saved (it did not block);
+ * -EPERM outside an ll thread.
  */
 int  ll_wait(void);
 /*

@@ -39,7 +39,8 @@ int  rr_fini(void);
 struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
 /*
  * Blocks until woken. A wake that came first is kept, so none is lost.
- * 0, or -errno if the thread's stack could not be saved (it did not block).
+ * 0, or -errno if the thread's stack could not be saved (it did not block);
+ * -EPERM outside an rr thread.
  */
 int  rr_wait(void);
 /*

@@ -30,7 +30,8 @@ struct sched_ops {
 	 * EINVAL once fini found every thread finished. A spawn while fini
 	 * waits adds a thread it waits for. */
 	void *(*so_spawn)(void (*f)(void *), void *arg, int group);
-	/* Blocks the calling thread until woken; 0, or -errno (not blocked). */
+	/* Blocks the calling thread until woken; 0, or -errno (not blocked):
+	 * -EPERM outside a thread of this scheduler. */
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
 	 * or fini found every thread finished; -EINVAL: NULL. A handle is

@@ -485,7 +485,7 @@ static void test_wake_during_fini(void)
 #ifdef TAP_ASAN
 	long rounds = 2000, bad = 0;	/* the window is small */
 #else
-	long rounds = test_threads(200000) / 100, bad = 0;
+	long rounds = test_threads(50000) / 100, bad = 0;
 #endif
 
 	const struct sched_ops *other = ops == &ll_ops ? &rr_ops : &ll_ops;
@@ -636,8 +636,8 @@ static void run_waves(int from_thread, long kids, long n)
 static void test_spawn_elsewhere_reuse(void)
 {
 	for (int i = 0; i < 2; i++) {
-		run_waves(i, 1000, test_threads(300000) / 1000);
-		run_waves(i, 1, test_threads(300000) / 15);
+		run_waves(i, 1000, test_threads(100000) / 1000);
+		run_waves(i, 1, test_threads(100000) / 20);
 	}
 }
 
