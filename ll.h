@@ -52,7 +52,7 @@ int  ll_wait(void);
  * -EINVAL).
  */
 int  ll_wake(struct ll_thread *t);
-/* The calling thread, NULL outside a thread. */
+/* The calling thread, NULL outside an ll thread. */
 struct ll_thread *ll_self(void);
 /* Ends the calling thread. */
 void ll_done(void) __attribute__((noreturn));

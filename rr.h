@@ -50,7 +50,7 @@ int  rr_wait(void);
  * -EINVAL).
  */
 int  rr_wake(struct rr_thread *t);
-/* The calling thread, NULL outside a thread. */
+/* The calling thread, NULL outside an rr thread. */
 struct rr_thread *rr_self(void);
 /* Ends the calling thread. */
 void rr_done(void) __attribute__((noreturn));

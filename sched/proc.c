@@ -187,8 +187,9 @@ static struct sched_thread *thread_carve(struct procs *ps, struct arena *a)
 }
 
 /*
- * p_spare: a stack that p pushes on and, under ps_lock, one spawner at a
- * time pops from, so a popped head cannot have come back meanwhile (ABA).
+ * p_spare: a stack pushed on by p, and by a spawner giving back held
+ * structs; popped from under ps_lock, by one spawner at a time, so a
+ * popped head cannot have come back meanwhile (ABA).
  */
 static void spare_push(struct proc *p, struct sched_thread *t)
 {
@@ -241,7 +242,7 @@ static struct sched_thread *thread_mem(struct proc *p)
 	struct procs *ps = p->p_procs;
 	struct sched_thread *t;
 
-	if (proc_current[ps->ps_slot] == p) {
+	if (proc_here(ps->ps_slot) == p) {
 		struct sched_thread **prev = &p->p_free;
 
 		for (t = *prev; t != NULL; prev = &t->t_next, t = *prev) {

@@ -56,8 +56,9 @@ struct proc {
 	struct sched_thread *p_free;	/* finished threads, for reuse */
 	struct arena         p_arena;	/* thread structs and small buffers */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
-	/* For threads spawned from elsewhere, under ps_lock: apart. */
-	struct arena         p_foreign __attribute__((aligned(64)));
+	/* For threads spawned from elsewhere, on a line apart. */
+	struct arena         p_foreign	/* under ps_lock */
+			     __attribute__((aligned(64)));
 	struct sched_thread *p_spare;	/* structs given back for them */
 	long                 p_owed;	/* how many are to be (atomic) */
 };
@@ -68,9 +69,9 @@ enum { PROCS_RR, PROCS_LL, PROCS_SLOTS };
 /* The processors of one scheduler. */
 struct procs {
 	char               *ps_base;	/* ps_nr processors of ps_size bytes */
-	int                 ps_slot;	/* PROCS_* */
 	size_t              ps_size;
 	size_t              ps_thread_size;	/* a scheduler's thread struct */
+	int                 ps_slot;	/* PROCS_* */
 	int                 ps_nr;
 	int                 ps_run;	/* processors started so far */
 	int                 ps_pin;	/* pin processors to CPUs */
@@ -192,13 +193,13 @@ static inline struct proc *proc_here(int slot)
 /* True on a processor of ps, which fini joins before it frees anything. */
 static inline int procs_inside(struct procs *ps)
 {
-	return proc_current[ps->ps_slot] != NULL;
+	return proc_here(ps->ps_slot) != NULL;
 }
 
 /* The running thread of scheduler slot on this native thread, or NULL. */
 static inline struct sched_thread *sched_self(int slot)
 {
-	struct proc *p = proc_current[slot];
+	struct proc *p = proc_here(slot);
 
 	return p != NULL ? (struct sched_thread *)usched_running(&p->p_sched)
 			 : NULL;

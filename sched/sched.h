@@ -37,7 +37,8 @@ struct sched_ops {
 	 * or fini found every thread finished; -EINVAL: NULL. A handle is
 	 * valid until the next so_init. */
 	int   (*so_wake)(void *thread);
-	/* The calling thread's handle, NULL outside a thread. */
+	/* The calling thread's handle, NULL outside a thread of this
+	 * scheduler. */
 	void *(*so_self)(void);
 	/* Ends the calling thread, as returning from its function does. */
 	void  (*so_done)(void);

@@ -1,9 +1,10 @@
 /*
  * The schedulers, through the function table: rings on one and several
  * processors, wake before wait, banked wakes, wake of a finished thread,
- * idle processors and termination, spawning from threads and from native
- * threads (during fini too) and the memory it takes, a million threads, a
- * shared floating-point control state (sched_set_share_fpctl).
+ * idle processors and termination, calls from the wrong thread, spawning
+ * from threads and from native threads (during fini too) and the memory
+ * it takes, wakes during fini, a million threads, a shared floating-point
+ * control state (sched_set_share_fpctl).
  */
 #include "tap.h"
 #include "tsched.h"
@@ -149,21 +150,13 @@ static void test_many_banked(void)
 
 /*
  * Saved stacks are 16-byte aligned, for the copy and the prefetch, though
- * structs and buffers are carved from one arena: checked on blocked
- * threads of several sizes, by the thread spawned after them.
+ * structs and buffers are carved from one arena: a chain of threads, each
+ * spawning the next (a struct) and then blocking with a frame of its own
+ * size (a buffer), is checked by the thread after the last.
  */
 enum { ALIGN_KIDS = 64 };
 static void *align_kid[ALIGN_KIDS];
 static int align_bad;
-
-static void align_wait(void *arg)
-{
-	volatile char pad[16 * ALIGN_KIDS];
-
-	fill_bytes(pad, (long)arg * 8 + 1, 1);
-	ops->so_wait();
-	align_bad += !bytes_intact(pad, (long)arg * 8 + 1, 1);
-}
 
 static void align_check(void *arg)
 {
@@ -177,25 +170,28 @@ static void align_check(void *arg)
 	}
 }
 
-/* Spawned on the processor: structs and buffers share its arena. */
-static void align_spawn(void *arg)
+static void align_wait(void *arg)
 {
-	(void)arg;
-	for (long i = 0; i < ALIGN_KIDS; i++) {
-		align_kid[i] = ops->so_spawn(align_wait, (void *)i, 0);
-		align_bad += align_kid[i] == NULL;
-	}
-	align_bad += ops->so_spawn(align_check, NULL, 0) == NULL;
+	long i = (long)arg;
+	volatile char pad[i * 24 + 8];
+
+	fill_bytes(pad, sizeof pad, 1);
+	align_kid[i] = ops->so_self();
+	align_bad += ops->so_spawn(i + 1 < ALIGN_KIDS ? align_wait :
+				   align_check, (void *)(i + 1), 0) == NULL;
+	ops->so_wait();
+	align_bad += !bytes_intact(pad, sizeof pad, 1);
 }
 
 static void test_buffer_align(void)
 {
 	align_bad = 0;
-	require(ops->so_init(1, ALIGN_KIDS + 2) == 0);
-	require(ops->so_spawn(align_spawn, NULL, 0) != NULL);
+	require(ops->so_init(1, ALIGN_KIDS + 1) == 0);
+	require(ops->so_spawn(align_wait, NULL, 0) != NULL);
 	require(ops->so_fini() == 0);
-	ok(align_bad == 0, "%s: %d saved stacks of as many sizes: 16-byte "
-	   "aligned and intact", ops->so_name, ALIGN_KIDS);
+	ok(align_bad == 0, "%s: %d saved stacks of as many sizes, carved "
+	   "between structs: 16-byte aligned and intact", ops->so_name,
+	   ALIGN_KIDS);
 }
 
 /*
@@ -482,14 +478,15 @@ static void fini_waker_thread(void *arg)
 
 static void test_wake_during_fini(void)
 {
+	const struct sched_ops *other = ops == &ll_ops ? &rr_ops : &ll_ops;
+	long bad = 0;
 #ifdef TAP_ASAN
-	long rounds = 2000, bad = 0;	/* the window is small */
+	long rounds = 2000;	/* the window is small */
 #else
-	long rounds = test_threads(50000) / 100, bad = 0;
+	long rounds = test_threads(50000) / 100;
 #endif
 
-	const struct sched_ops *other = ops == &ll_ops ? &rr_ops : &ll_ops;
-
+	tap_watchdog(120, "%s: wakes during fini hang", ops->so_name);
 	for (long r = 0; r < rounds; r++) {
 		pthread_t w;
 
@@ -516,6 +513,7 @@ static void test_wake_during_fini(void)
 			require(other->so_fini() == 0);
 		bad += fini_wake_rc != 0;
 	}
+	tap_watchdog_off();
 	ok(bad == 0, "%s: %ld wakes from a native thread or a thread of %s "
 	   "that let fini end: each 0, %ld not", ops->so_name, rounds,
 	   other->so_name, bad);
@@ -607,7 +605,7 @@ static long distinct(void **v, long n)
 
 static void run_waves(int from_thread, long kids, long n)
 {
-	const char *from[] = { "a native thread", "a thread of processor 0" };
+	const char *from[] = { "a native thread", "a thread of a processor" };
 	long structs;
 	pthread_t w;
 
@@ -618,6 +616,7 @@ static void run_waves(int from_thread, long kids, long n)
 	wave_handle = calloc(n * kids, sizeof *wave_handle);
 	require(wave_handle != NULL);
 	require(ops->so_init(2, 0) == 0 && ops->so_start() == 0);
+	tap_watchdog(120, "%s: waves of spawns hang", ops->so_name);
 	require(pthread_create(&w, NULL, wave_waker, NULL) == 0);
 	if (from_thread)
 		require(ops->so_spawn(waves, NULL, 0) != NULL);
@@ -625,6 +624,7 @@ static void run_waves(int from_thread, long kids, long n)
 		waves(NULL);
 	pthread_join(w, NULL);	/* before fini frees what it wakes */
 	require(ops->so_fini() == 0);
+	tap_watchdog_off();
 	structs = wave_failed == 0 ? distinct(wave_handle, n * kids) : -1;
 	ok(wave_done == n * kids && structs > 0 && structs <= 2 * kids + 8,
 	   "%s: %ld threads spawned from %s in waves of %ld, the last one "
