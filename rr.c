@@ -89,6 +89,8 @@ int rr_init(int proc_nr, int thread_nr)
 			sizeof(struct sched_thread), rr_next);
 	if (rc != 0)
 		return rc;
+	/* Each run places its threads alike, from processor 0. */
+	__atomic_store_n(&rr_spread, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < proc_nr; i++)
 		pthread_mutex_init(&((struct rr_proc *)
 				     proc_nth(&rr_procs, i))->r_lock, NULL);

@@ -369,6 +369,9 @@ static void test_misc(void)
 	require(ops->so_spawn(quick, NULL, 0) != NULL);
 	ok(ops->so_fini() == 0, "%s: fini returns though 3 of 4 processors "
 	   "never got a thread", ops->so_name);
+	require(ops->so_stats(0, &st) == 0);
+	ok(st.ss_switches == 1, "%s: an init's first thread runs on processor "
+	   "0 (%lu switches there)", ops->so_name, st.ss_switches);
 	ok(ops->so_spawn(quick, NULL, 0) == NULL && errno == EINVAL,
 	   "%s: spawn after fini: NULL, EINVAL", ops->so_name);
 
