@@ -266,16 +266,7 @@ static struct sched_thread *thread_mem(struct proc *p)
 /* Counts a new thread, unless the processors are stopping for want of any. */
 static int procs_enter(struct procs *ps)
 {
-	long live = __atomic_load_n(&ps->ps_live, __ATOMIC_RELAXED);
-
-	do {
-		if (live == LIVE_EXITING)
-			return 0;
-	} while (!__atomic_compare_exchange_n(&ps->ps_live, &live,
-					      live + LIVE_ONE, 1,
-					      __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return 1;
+	return count_enter(&ps->ps_live, LIVE_ONE, ~0L, LIVE_EXITING);
 }
 
 /* Counts a thread out; the last one out after fini stops the processors. */

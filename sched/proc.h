@@ -92,6 +92,23 @@ struct procs {
 enum { LIVE_EXITING = 1, LIVE_ONE = 2 };
 
 /*
+ * Adds step to a count that fini shuts (ps_live, ps_wakers), by
+ * compare-and-swap, unless it is shut: (*count & mask) == shut. 0 if so.
+ */
+static inline int count_enter(long *count, long step, long mask, long shut)
+{
+	long n = __atomic_load_n(count, __ATOMIC_RELAXED);
+
+	do {
+		if ((n & mask) == shut)
+			return 0;
+	} while (!__atomic_compare_exchange_n(count, &n, n + step, 1,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return 1;
+}
+
+/*
  * A wake from a native thread that is not one of the processors may
  * overlap fini, which frees the thread structs once it has joined the
  * processors. ps_wakers counts such wakes (WAKER_ONE each), and fini
@@ -102,16 +119,8 @@ enum { WAKERS_CLOSED = 1, WAKER_ONE = 2 };
 
 static inline int procs_wake_enter(struct procs *ps)
 {
-	long n = __atomic_load_n(&ps->ps_wakers, __ATOMIC_RELAXED);
-
-	do {
-		if (n & WAKERS_CLOSED)
-			return 0;
-	} while (!__atomic_compare_exchange_n(&ps->ps_wakers, &n,
-					      n + WAKER_ONE, 1,
-					      __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return 1;
+	return count_enter(&ps->ps_wakers, WAKER_ONE, WAKERS_CLOSED,
+			   WAKERS_CLOSED);
 }
 
 static inline void procs_wake_leave(struct procs *ps)
