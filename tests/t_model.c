@@ -133,20 +133,11 @@ struct round {
 
 static const struct sched_ops *rr_sched, *ll_sched;
 static struct round R;
-static uint64_t rng;
-
-static uint64_t next64(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static unsigned long rng;
 
 static int rnd(int n)
 {
-	return (int)(next64() % (uint64_t)n);
+	return (int)(tap_rand(&rng) % (unsigned long)n);
 }
 
 static int chance(int pct)
