@@ -68,6 +68,13 @@ static void rounder(void *arg)
 #endif
 }
 
+/* After a run, usched_run's caller has its own round-to-nearest back. */
+static void caller_mode_back(const char *after)
+{
+	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
+	   "usched_run's caller got its own mode back %s", after);
+}
+
 static struct tsched shared;
 static int found[2];
 
@@ -104,8 +111,7 @@ static void test_shared(void)
 	run_shared(1, -1);
 	ok(found[0] == FE_DOWNWARD && found[1] == FE_TOWARDZERO,
 	   "shared: a thread resumes with the state the last one left");
-	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
-	   "shared: usched_run's caller got its own mode back");
+	caller_mode_back("from shared threads");
 	run_shared(1, 0);
 	ok(found[0] == FE_DOWNWARD,
 	   "sharing turned off: a thread blocked while it was on keeps "
@@ -119,8 +125,7 @@ static void test_shared(void)
 	ok(found[1] == FE_TOWARDZERO,
 	   "sharing turned on: the thread that turned it on finds the state "
 	   "the last one left");
-	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
-	   "usched_run's caller got its own mode back after the toggles");
+	caller_mode_back("after the toggles");
 }
 
 int main(void)
@@ -143,8 +148,7 @@ int main(void)
 		   "thread %d started with the caller's rounding mode", i);
 		ok(seen[i][1], "thread %d kept its own rounding mode", i);
 	}
-	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
-	   "usched_run's caller got its own mode back");
+	caller_mode_back("from its threads");
 	test_shared();
 	return tap_done();
 }
