@@ -77,7 +77,8 @@ static const char ring_usage_head[] =
 	"N R M D P\n"
 	"  N  threads per cycle (>= 2)\n"
 	"  R  number of cycles (>= 1)\n"
-	"  M  rounds; in round i thread i % N of each cycle sends the token (>= 1)\n";
+	"  M  rounds; in round i thread i % N of each cycle sends the token"
+	" (>= 1)\n";
 
 /* The usage text, which depends on what the peer allows for D and P. */
 static void ring_usage(const char *prog, unsigned int flags)
@@ -85,18 +86,22 @@ static void ring_usage(const char *prog, unsigned int flags)
 	fprintf(stderr, "usage: %s ", prog);
 	fputs(ring_usage_head, stderr);
 	if (flags & RING_STACKLESS)
-		fprintf(stderr, "  D  must be 0 (stackless coroutines keep no frame while blocked)\n");
+		fputs("  D  must be 0 (stackless coroutines keep no frame "
+		      "while blocked)\n", stderr);
 	else
-		fprintf(stderr, "  D  extra stack bytes each thread keeps live (0..%llu)\n",
-			(unsigned long long)RING_MAX_D);
+		fprintf(stderr, "  D  extra stack bytes each thread keeps live "
+			"(0..%llu)\n", (unsigned long long)RING_MAX_D);
 	if (flags & RING_SINGLE)
-		fprintf(stderr, "  P  native threads: must be 1 (single-threaded scheduler)\n");
+		fputs("  P  native threads: must be 1 (single-threaded "
+		      "scheduler)\n", stderr);
 	else if (flags & RING_ANY_P)
-		fprintf(stderr, "  P  native threads (>= 1); ignored: one native thread per ring member\n");
+		fputs("  P  native threads (>= 1); ignored: one native thread "
+		      "per ring member\n", stderr);
 	else
 		fprintf(stderr, "  P  native threads (1..%llu)\n",
 			(unsigned long long)RING_MAX_P);
-	fprintf(stderr, "Prints the elapsed seconds of the run, thread creation included.\n");
+	fputs("Prints the elapsed seconds of the run, thread creation "
+	      "included.\n", stderr);
 }
 
 /* Writes why an argument is bad to a ring_why; returns -1. */
@@ -192,8 +197,9 @@ void check_memory(const char *prog, double need)
 		if (sscanf(line, "MemAvailable: %llu kB", &kib) != 1)
 			continue;
 		if (need > kib * 1024.0) {
-			fprintf(stderr, "%s: needs about %.0f MiB of memory but only %llu MiB are available\n",
-				prog, need / (1 << 20), kib >> 10);
+			fprintf(stderr, "%s: needs about %.0f MiB of memory "
+				"but only %llu MiB are available\n", prog,
+				need / (1 << 20), kib >> 10);
 			exit(1);
 		}
 		break;

@@ -16,8 +16,18 @@ static struct ustack *next(struct usched *s)
 	return u;
 }
 
-static void *alloc(struct usched *s, int size) { (void)s; return malloc(size); }
-static void release(struct usched *s, void *buf, int size) { (void)s; (void)size; free(buf); }
+static void *alloc(struct usched *s, int size)
+{
+	(void)s;
+	return malloc(size);
+}
+
+static void release(struct usched *s, void *buf, int size)
+{
+	(void)s;
+	(void)size;
+	free(buf);
+}
 
 static void player(void *arg)
 {
@@ -36,7 +46,9 @@ static void player(void *arg)
 
 int main(void)
 {
-	struct usched s = { .s_next = next, .s_alloc = alloc, .s_free = release };
+	struct usched s = {
+		.s_next = next, .s_alloc = alloc, .s_free = release,
+	};
 
 	ustack_init(&threads[0], &s, player, "ping", NULL, 0);
 	ustack_init(&threads[1], &s, player, "pong", NULL, 0);
