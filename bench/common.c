@@ -20,7 +20,7 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		  int allow_none, const struct sched_ops **ops,
 		  unsigned accept, unsigned *flags)
 {
-	const char *name = dflt;
+	const char *name = dflt, *pin;
 	int i;
 
 	for (i = 1; i < argc && bench_is_option(argv[i]); i++) {
@@ -35,6 +35,11 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		else
 			usage_fail(argv[0], usage, "--sched needs a name");
 	}
+	pin = getenv("USCHED_PIN");
+	if (pin != NULL && *pin != 0 && strcmp(pin, "0") != 0 &&
+	    strcmp(pin, "1") != 0)
+		usage_fail(argv[0], usage, "USCHED_PIN is '%.64s'; it must be "
+			   "0 or 1 (or unset)", pin);
 	*ops = sched_find(name);
 	if (*ops == NULL && !(allow_none && strcmp(name, "none") == 0))
 		usage_fail(argv[0], usage, "unknown scheduler '%s' (%s%s)",

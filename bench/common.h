@@ -20,8 +20,8 @@ enum {
  * numbers count as positional, so that they are rejected as such). Sets
  * *ops (default: the scheduler called dflt; "none" gives NULL where
  * allow_none) and in *flags those of the options in accept that are
- * given. Returns the index of the first positional argument; bad options
- * exit 2 with the usage message.
+ * given. Returns the index of the first positional argument; bad options,
+ * and a USCHED_PIN other than 0 or 1, exit 2 with the usage message.
  */
 int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		  int allow_none, const struct sched_ops **ops,

@@ -38,13 +38,14 @@ void sched_set_share_fpctl(int on)
 
 /*
  * Decided by procs_start, on the caller's thread, once for all processors:
- * 1 or 0, or -1 if USCHED_PIN is neither "0" nor "1".
+ * 1 or 0, or -1 if USCHED_PIN is set to neither "0" nor "1" (empty is
+ * unset, as the shell's USCHED_PIN= means).
  */
 static int pinning_on(void)
 {
 	const char *env = getenv("USCHED_PIN");
 
-	if (pinning >= 0 || env == NULL)
+	if (pinning >= 0 || env == NULL || *env == 0)
 		return pinning != 0;
 	return strcmp(env, "1") == 0 ? 1 : strcmp(env, "0") == 0 ? 0 : -1;
 }

@@ -50,9 +50,12 @@ for s in rr ll; do
 	USCHED_RING_FAULT=spurious expect 1 ring -f --sched $s 4 3 10 0 1
 done
 expect 0 ring -v 4 3 10 0 1
-USCHED_PIN=yes expect 1 ring 4 3 10 0 1
-grep -q "Invalid argument" "$err"
-ok $? "USCHED_PIN=yes: the ring says why the processors did not start"
+for run in "ring 4 3 10 0 1" "skynet 100 2"; do
+	USCHED_PIN=yes expect 2 $run
+	grep -q "USCHED_PIN is 'yes'; it must be 0 or 1" "$err"
+	ok $? "USCHED_PIN=yes: ${run%% *} names the variable and what it must be"
+done
+USCHED_PIN= expect 0 ring 4 3 10 0 1
 expect 0 ring -v -f 4 3 10 0 1
 # What scripts/perf.py reads from ring -v.
 timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&

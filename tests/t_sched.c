@@ -394,6 +394,28 @@ static void test_misc(void)
 	   "%d)", ops->so_name, inside_start, inside_fini);
 }
 
+/* USCHED_PIN: "0" or "1", unset or empty for the default, else -EINVAL. */
+static void test_pin_env(void)
+{
+	int bad, empty, off;
+
+	require(ops->so_init(2, 1) == 0);
+	setenv("USCHED_PIN", "yes", 1);
+	bad = ops->so_start();
+	setenv("USCHED_PIN", "", 1);
+	empty = ops->so_start();
+	require(ops->so_fini() == 0);
+	require(ops->so_init(1, 1) == 0);
+	setenv("USCHED_PIN", "0", 1);
+	off = ops->so_start();
+	unsetenv("USCHED_PIN");
+	require(ops->so_spawn(quick, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(bad == -EINVAL && empty == 0 && off == 0,
+	   "%s: USCHED_PIN=yes: start -EINVAL (got %d), empty: as unset (got "
+	   "%d), 0: runs (got %d)", ops->so_name, bad, empty, off);
+}
+
 /*
  * Spawns from a native thread while fini runs: each either fails (EINVAL,
  * and the spawner stops) or its thread runs before fini returns.
@@ -776,6 +798,7 @@ int main(void)
 		test_wake_finished();
 		test_share_fpctl();
 		test_misc();
+		test_pin_env();
 		test_wake_reuse();
 		test_spawn_during_fini();
 		test_wake_during_fini();
