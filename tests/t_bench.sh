@@ -50,6 +50,11 @@ for s in rr ll; do
 	USCHED_RING_FAULT=spurious expect 1 ring -f --sched $s 4 3 10 0 1
 done
 expect 0 ring -v 4 3 10 0 1
+# 2000 stacks of 20 KB in 40 MB of address space: waits fail for memory.
+(ulimit -v 40000; exec timeout 120 "$bin/ring" 2 2000 4 20000 1) \
+	>/dev/null 2>"$err"
+[ $? -eq 1 ] && grep -q "waits or wakes failed, the first with: Cannot" "$err"
+ok $? "ring out of memory: says a wait failed and why, exits 1"
 for run in "ring 4 3 10 0 1" "skynet 100 2"; do
 	USCHED_PIN=yes expect 2 $run
 	grep -q "USCHED_PIN is 'yes'; it must be 0 or 1" "$err"
