@@ -98,6 +98,23 @@ for p in ring-pthread ring-cpp ring-cpp-pool ring-boost; do
 	built $p && expect 2 $p 65536 65536 1 0 1	# over 32-bit indices
 done
 built ring-pthread && expect 0 ring-pthread 4 3 10 100000 5
+# One thread more than the kernel allows: said at once, with the limit.
+limit=$(( $(cat /proc/sys/vm/max_map_count) / 2 ))
+for f in kernel/pid_max kernel/threads-max; do
+	v=$(cat /proc/sys/$f)
+	[ "$v" -lt "$limit" ] && limit=$v
+done
+cycles=$(( limit / 2 + 1 ))
+avail=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+if ! built ring-pthread; then
+	:
+elif [ $(( cycles * 2 * 32 * 2 )) -gt "$avail" ]; then
+	echo "# skipping the thread limit: $limit threads need more memory"
+else
+	expect 1 ring-pthread 2 $cycles 1 0 1
+	grep -q "threads exceed what /proc/sys/" "$err"
+	ok $? "ring-pthread over the kernel's thread limit names it"
+fi
 built ring-boost && expect 0 ring-boost 4 3 10 100000 1
 built ring-go && expect 0 ring-go 4 3 10 1000 2
 built ring-tokio && expect 0 ring-tokio 5 20 100 0 2

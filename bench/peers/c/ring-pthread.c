@@ -99,6 +99,50 @@ static int verify(const struct member *members)
 	return ring_check_done(&rc);
 }
 
+/* The number in /proc/sys/NAME, or 0 if it cannot be read. */
+static unsigned long long sysctl_value(const char *name)
+{
+	char path[96];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/%s", name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Fails at once, naming the limit, if the kernel cannot have n threads:
+ * each needs a pid, and its stack and guard page two memory maps.
+ */
+static void check_thread_limits(uint64_t n)
+{
+	static const struct {
+		const char *name;
+		unsigned    per_thread;
+	} limits[] = {
+		{ "kernel/pid_max", 1 },
+		{ "kernel/threads-max", 1 },
+		{ "vm/max_map_count", 2 },
+	};
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		unsigned long long max = sysctl_value(limits[i].name);
+
+		if (max != 0 && n > max / limits[i].per_thread) {
+			fprintf(stderr, PROG ": %llu threads exceed what "
+				"/proc/sys/%s (%llu) allows\n",
+				(unsigned long long)n, limits[i].name, max);
+			exit(1);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct member *members;
@@ -113,6 +157,7 @@ int main(int argc, char **argv)
 	ring_args_parse(&cfg, argc, argv, RING_ANY_P);
 	/* Stack pages touched, struct pthread, kernel stack and task. */
 	check_memory(PROG, (double)cfg.threads * (cfg.d + 32 * 1024));
+	check_thread_limits(cfg.threads);
 
 	/* cfg.threads <= RING_MAX_THREADS, so these sizes cannot overflow. */
 	members = aligned_alloc(64, cfg.threads * sizeof(*members));
