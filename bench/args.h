@@ -20,6 +20,8 @@ extern "C" {
 #define RING_MAX_D	(UINT64_C(1) << 30)	/* bytes of live stack per thread */
 #define RING_MAX_P	UINT64_C(1024)		/* native threads of a pool */
 #define RING_MAX_THREADS UINT64_C(0xffffffff)	/* N * R: fits 32-bit indices */
+/* Repetitions of a microbenchmark: hours at a few ns each. */
+#define BENCH_MAX_COUNT	(UINT64_C(1) << 40)
 
 /* ring_args_parse() flags: what this peer does with D and P. */
 #define RING_STACKLESS	0x1	/* D must be 0: no stack frame survives a block */

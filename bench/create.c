@@ -97,7 +97,8 @@ int main(int argc, char **argv)
 
 	if (argc - i != 1)
 		usage_fail(argv[0], usage, "expected COUNT");
-	count = arg_u64(argv[0], usage, "COUNT", argv[i], 1, UINT64_MAX);
+	count = arg_u64(argv[0], usage, "COUNT", argv[i], 1,
+			BENCH_MAX_COUNT);
 	secs = bench_seconds();
 	if (ops != NULL)
 		run_scheduled();

@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 			usage_fail(prog, usage, "%s needs a value", argv[i]);
 		if (argv[i][1] == 'n')
 			rounds = arg_u64(prog, usage, "ROUNDS", argv[++i],
-					 1, 1ULL << 40);
+					 1, BENCH_MAX_COUNT);
 		else
 			threads = arg_u64(prog, usage, "THREADS", argv[++i],
 					  1, 1 << 24);

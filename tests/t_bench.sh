@@ -144,7 +144,7 @@ for p in create create-cpp create-boost; do
 	built $p || continue
 	expect 0 $p 1
 	expect 0 $p 100000
-	for a in "" 0 -1 x "1 2" 99999999999999999999; do
+	for a in "" 0 -1 x "1 2" 99999999999999999999 1099511627777; do
 		expect 2 $p $a
 	done
 done

@@ -25,7 +25,7 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 
 	if (argc != 2)
 		usage_fail(name, usage, "expected 1 argument, got %d", argc - 1);
-	count = arg_u64(name, usage, "COUNT", argv[1], 1, UINT64_MAX);
+	count = arg_u64(name, usage, "COUNT", argv[1], 1, BENCH_MAX_COUNT);
 
 	try {
 		double start = bench_seconds();
@@ -37,7 +37,7 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 				     (unsigned long long)runs, (unsigned long long)count, units);
 			return 1;
 		}
-		std::printf("%.3f\n", elapsed * 1e9 / count);
+		std::printf("%.2f\n", elapsed * 1e9 / count);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: %s\n", prog, e.what());
 		return 1;
