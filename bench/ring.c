@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"[--sched NAME] [-v] [-f] N R M D P\n"
@@ -232,6 +233,7 @@ static void print_details(double secs)
 	const struct ring_args *a = &ring.r_args;
 	struct sched_stats st, sum = { 0 };
 	struct rusage ru;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "messages/s: %.0f (%llu messages)\n", a->msgs / secs,
@@ -243,8 +245,10 @@ static void print_details(double secs)
 			st.ss_sleeps, st.ss_max_stack);
 		sum.ss_switches += st.ss_switches;
 	}
+	/* of one CPU's time: P processors share at most all CPUs */
 	fprintf(stderr, "switches: %lu (%.1f ns each)\n", sum.ss_switches,
-		secs * 1e9 * a->p / (sum.ss_switches ? sum.ss_switches : 1));
+		secs * 1e9 * (a->p < (uint64_t)cpus ? a->p : (uint64_t)cpus) /
+		(sum.ss_switches ? sum.ss_switches : 1));
 	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread\n",
 		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->threads);
 }
