@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"usched/bench/peers/go/internal/peer"
 )
@@ -27,6 +28,7 @@ func main() {
 	n, m, total := int(cfg.N), int(cfg.M), int(cfg.N*cfg.R)
 
 	counts := make([]uint64, total) // tokens received, one slot per member
+	padBad := make([]bool, total)   // a member's padding changed
 	var wg sync.WaitGroup
 	wg.Add(total)
 
@@ -38,10 +40,12 @@ func main() {
 			in[j] = make(chan uint64)
 		}
 		for j := 0; j < n; j++ {
-			slot := &counts[c*n+j]
+			i := c*n + j
 			go func() {
 				defer wg.Done()
-				withPad(int(cfg.D), func() { *slot = member(j, n, m, in[j], in[(j+1)%n]) })
+				padBad[i] = !withPad(int(cfg.D), func() {
+					counts[i] = member(j, n, m, in[j], in[(j+1)%n])
+				})
 			}()
 		}
 	}
@@ -51,6 +55,9 @@ func main() {
 	want, _ := cfg.Messages()
 	var sum uint64
 	for i, got := range counts {
+		if padBad[i] {
+			peer.Fail(prog, "cycle %d member %d: its stack padding changed", i/n, i%n)
+		}
 		if got != cfg.M {
 			peer.Fail(prog, "cycle %d member %d received %d tokens, want %d", i/n, i%n, got, cfg.M)
 		}
@@ -96,31 +103,54 @@ func member(j, n, m int, in <-chan uint64, out chan<- uint64) (got uint64) {
 // (rounded up to 64) stay live on the goroutine's stack across every channel
 // operation. Unlike usched, Go never copies a stack on a switch, only when
 // it grows: here D costs memory and one-off growth copies, not per-message
-// work.
-func withPad(d int, body func()) {
+// work. As in the other rings, every 64th byte and the last are checked
+// after body: withPad says whether they all kept their values.
+func withPad(d int, body func()) bool {
 	switch {
 	case d <= 0:
 		body()
+		return true
 	case d >= 1<<16:
-		pad[[1 << 16]byte](d-1<<16, body)
+		return pad[[1 << 16]byte](d-1<<16, body)
 	case d >= 1<<14:
-		pad[[1 << 14]byte](d-1<<14, body)
+		return pad[[1 << 14]byte](d-1<<14, body)
 	case d >= 1<<12:
-		pad[[1 << 12]byte](d-1<<12, body)
+		return pad[[1 << 12]byte](d-1<<12, body)
 	case d >= 1<<10:
-		pad[[1 << 10]byte](d-1<<10, body)
+		return pad[[1 << 10]byte](d-1<<10, body)
 	case d >= 1<<8:
-		pad[[1 << 8]byte](d-1<<8, body)
+		return pad[[1 << 8]byte](d-1<<8, body)
 	default:
-		pad[[1 << 6]byte](d-1<<6, body)
+		return pad[[1 << 6]byte](d-1<<6, body)
 	}
 }
 
 //go:noinline
-func pad[A any](rest int, body func()) {
+func pad[A any](rest int, body func()) bool {
 	var a A // zeroed, so its pages are really touched
-	withPad(rest, body)
-	runtime.KeepAlive(&a) // live until body has returned
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&a)), unsafe.Sizeof(a))
+
+	padFill(b, rest)
+	inner := withPad(rest, body)
+	return padIntact(b, rest) && inner
+}
+
+// padFill writes a pattern that depends on seed (each chunk's own rest)
+// into every 64th byte of b and its last.
+func padFill(b []byte, seed int) {
+	for k := 0; k < len(b); k += 64 {
+		b[k] = byte(seed + k)
+	}
+	b[len(b)-1] = byte(seed)
+}
+
+func padIntact(b []byte, seed int) bool {
+	for k := 0; k < len(b)-1; k += 64 {
+		if b[k] != byte(seed+k) {
+			return false
+		}
+	}
+	return b[len(b)-1] == byte(seed)
 }
 
 // bytesPerGoroutine estimates one member's memory if all are alive at once
