@@ -207,9 +207,8 @@ static inline void san_finish(struct usched *s, struct ustack *u)
 
 #define SAN_EXTRA(used) ((used) / 8)
 
-/* Called by uarch_resume instead of memcpy. */
-HIDDEN ASM_CALLED SWITCHING void uarch_copy(void *dst, const void *src,
-					    size_t n)
+/* Copies bypassing ASan's checks. */
+static SWITCHING void san_copy(void *dst, const void *src, size_t n)
 {
 	volatile char *d = dst;
 	const volatile char *from = src;
@@ -217,7 +216,7 @@ HIDDEN ASM_CALLED SWITCHING void uarch_copy(void *dst, const void *src,
 	for (size_t i = 0; i < n; i++)	/* volatile: not turned into memcpy */
 		d[i] = from[i];
 }
-#define stack_copy uarch_copy
+#define stack_copy san_copy
 
 static SWITCHING char *asan_shadow(const char *addr)
 {
@@ -233,12 +232,16 @@ static SWITCHING void san_save(struct ustack *u, char *sp, long used)
 	__asan_unpoison_memory_region(sp, used);
 }
 
-static SWITCHING void san_switch(struct usched *s, struct ustack *u)
+/*
+ * Called by uarch_resume instead of memcpy: the stack, then its shadow.
+ * Only now, with the stack pointer at dst: a signal handler runs below it,
+ * and would find the resumed thread's redzones in its own frame.
+ */
+HIDDEN ASM_CALLED SWITCHING void uarch_copy(void *dst, const void *src,
+					    size_t n)
 {
-	(void)s;
-	if (u != NULL && u->u_state == US_BLOCKED)
-		stack_copy(asan_shadow(s->s_bottom - u->u_used),
-			   (char *)u->u_stack + u->u_used, u->u_used / 8);
+	san_copy(dst, src, n);
+	san_copy(asan_shadow(dst), (const char *)src + n, n / 8);
 }
 #else
 #define SAN_EXTRA(used) 0
@@ -250,13 +253,14 @@ static inline void san_save(struct ustack *u, char *sp, long used)
 	(void)sp;
 	(void)used;
 }
+#endif
+
 #ifndef USCHED_TSAN
 static inline void san_switch(struct usched *s, struct ustack *u)
 {
 	(void)s;
 	(void)u;
 }
-#endif
 #endif
 
 static __attribute__((noreturn, format(printf, 1, 2)))

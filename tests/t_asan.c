@@ -7,8 +7,10 @@
 #include "tap.h"
 #include "tsched.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #ifdef TAP_ASAN
 #include <sanitizer/asan_interface.h>
@@ -76,10 +78,75 @@ static void run(void *arg)
 	abort();
 }
 
+/*
+ * Signals during switches: a handler's frame, below the stack pointer,
+ * must never get a resuming thread's redzones. A deep thread (frames with
+ * redzones) and a shallow one take turns under a 20 kHz timer.
+ */
+enum { SIGNALS = 10000 };
+static volatile int handled;
+
+static void on_prof(int sig)
+{
+	volatile char a[64], b[64];	/* locals with redzones */
+
+	(void)sig;
+	for (int i = 0; i < 64; i++)
+		b[i] = a[i] = (char)i;
+	handled += b[63] - 62;
+}
+
+static __attribute__((noinline)) void deep(int depth)
+{
+	volatile char frame[40];
+
+	frame[0] = (char)depth;
+	if (depth > 0)
+		deep(depth - 1);
+	else
+		tsched_yield();
+	frame[39] = frame[0];
+}
+
+static void switcher(void *arg)
+{
+	while (handled < SIGNALS) {
+		if (arg != NULL)
+			deep(60);
+		else
+			tsched_yield();
+	}
+}
+
+static void run_signals(void *arg)
+{
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL,
+			       .sigev_signo = SIGPROF };
+	struct itimerspec every = { { 0, 50000 }, { 0, 50000 } };
+	timer_t timer;
+	struct tsched ts;
+
+	(void)arg;
+	__asan_set_death_callback(die_by_abort);
+	signal(SIGPROF, on_prof);
+	if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0 ||
+	    timer_settime(timer, 0, &every, NULL) != 0)
+		abort();
+	tsched_init(&ts);
+	tsched_spawn(&ts, switcher, NULL);
+	tsched_spawn(&ts, switcher, &ts);
+	tsched_run(&ts);
+	if (ts.ts_done == 2)
+		fputs("usched-asan: clean run\n", stderr);
+	abort();
+}
+
 int main(void)
 {
 	dies_with(run, (void *)0L, "usched-asan: clean run",
 		  "no report without a bug");
+	dies_with(run_signals, NULL, "usched-asan: clean run",
+		  "signals during switches: no report");
 	dies_with(run, (void *)1L, "stack-buffer-overflow",
 		  "an overflow after resuming is reported");
 	return tap_done();
