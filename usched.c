@@ -409,9 +409,15 @@ static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 	long used = s->s_bottom - sp;
 
 	s->s_self = NULL;	/* s_alloc and s_free run outside u */
-	if (unlikely(used + SAN_EXTRA(used) > u->u_len)) {
-		int err = ustack_grow(u, used);
+	/* unsigned: a stack pointer above the bottom takes this branch too */
+	if (unlikely((unsigned long)(used + SAN_EXTRA(used)) >
+		     (unsigned long)u->u_len)) {
+		int err;
 
+		if (used <= 0)
+			usched_panic("ustack_block() called on another stack "
+				     "than its thread's (a signal handler's?)");
+		err = ustack_grow(u, used);
 		if (err != 0) {
 			s->s_self = u;
 			return usched_to(NULL, err);

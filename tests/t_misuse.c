@@ -3,6 +3,7 @@
 #include "tsched.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 static void block_outside(void *arg)
@@ -208,6 +209,31 @@ static void init_negative_buffer(void *arg)
 	ustack_init(&once_u, &once_s, block_once, NULL, buf, -64);
 }
 
+/* A handler on an alternate stack above the threads' bottom blocks. */
+static void on_usr1(int sig)
+{
+	(void)sig;
+	ustack_block();
+}
+
+static void raise_usr1(void *arg)
+{
+	(void)arg;
+	raise(SIGUSR1);
+}
+
+static void block_on_altstack(void *arg)
+{
+	char alt[64 * 1024] __attribute__((aligned(16)));	/* above */
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof alt };
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
+
+	(void)arg;
+	if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+		return;
+	spawn_and_run(raise_usr1);
+}
+
 /* One dispatcher, two native threads. */
 static volatile int inside;
 
@@ -267,6 +293,8 @@ static const struct {
 	  "blocking in s_free, as a thread ends" },
 	{ rerun_elsewhere, "would resume at other addresses",
 	  "resuming blocked threads from another stack depth" },
+	{ block_on_altstack, "called on another stack than its thread's",
+	  "blocking from a handler on another stack" },
 	{ init_without_function, "f is NULL",
 	  "ustack_init without a function" },
 	{ init_negative_buffer, "negative size",
