@@ -59,7 +59,8 @@
  * ABIs also make callee-saved, are kept per thread. A new thread starts
  * with the control state of the caller of usched_run(). Reading it is slow,
  * so with s_share_fpctl a block saves a marker (UARCH_FPCTL_NONE) instead,
- * and resuming a thread with that marker leaves the state in force.
+ * and resuming a thread with that marker, or starting one, leaves the
+ * state in force.
  */
 #include "usched.h"
 
@@ -108,9 +109,10 @@ static __thread struct usched *usched_here
  *	loaded unless it is UARCH_FPCTL_NONE or equals fpctl, the state in
  *	force as uarch_switch saves it (or UARCH_FPCTL_NONE: not known), as
  *	loading is slow.
- * uarch_start(bottom, fn, arg): load the FP control state saved in the
- *	home context (uarch_switch's, at bottom), set the stack pointer to
- *	bottom and call fn(arg), then usched_exit().
+ * uarch_start(bottom, fn, arg, share_fpctl): unless share_fpctl, load the
+ *	FP control state saved in the home context (uarch_switch's, at
+ *	bottom); set the stack pointer to bottom and call fn(arg), then
+ *	usched_exit().
  */
 struct uarch_to {
 	const void *t_buf;	/* the copy to put back, */
@@ -126,7 +128,8 @@ enum { UARCH_FPCTL_NONE = -1 };	/* never a real state */
 HIDDEN __attribute__((noreturn))
 void uarch_resume(char *sp, const void *buf, size_t len, long fpctl);
 HIDDEN __attribute__((noreturn))
-void uarch_start(char *bottom, void (*fn)(void *), void *arg);
+void uarch_start(char *bottom, void (*fn)(void *), void *arg,
+		 int share_fpctl);
 HIDDEN __attribute__((noreturn)) void usched_exit(void);
 
 
@@ -306,7 +309,7 @@ static COLD SWITCHING struct uarch_to usched_start(struct usched *s,
 		s->s_self = u;
 		san_switch(s, u);
 		u->u_state = US_RUNNING;
-		uarch_start(s->s_bottom, f, arg);
+		uarch_start(s->s_bottom, f, arg, s->s_share_fpctl);
 	}
 	case US_RUNNING:
 		usched_panic("s_next returned thread %p, which is running",
@@ -631,8 +634,11 @@ __asm__(
 "uarch_start:\n"
 	".cfi_startproc\n"
 	".cfi_undefined %rip\n"		/* backtraces end here */
+	"testl %ecx, %ecx\n"
+	"jnz 1f\n"
 	"ldmxcsr (%rdi)\n"
 	"fldcw 4(%rdi)\n"
+"1:\n"
 	"movq %rdi, %rsp\n"
 	"movq %rdx, %rdi\n"
 	"xorl %ebp, %ebp\n"
@@ -746,8 +752,10 @@ __asm__(
 "uarch_start:\n"
 	".cfi_startproc\n"
 	".cfi_undefined x30\n"		/* backtraces end here */
+	"cbnz w3, 1f\n"
 	"ldr x9, [x0, #160]\n"
 	"msr fpcr, x9\n"
+"1:\n"
 	"mov sp, x0\n"
 	"mov x0, x2\n"
 	"mov x29, #0\n"

@@ -41,9 +41,9 @@ struct usched {
 	 * state (x86-64: MXCSR, x87 control word; aarch64: FPCR), as
 	 * stackless coroutines do. Blocks then neither save nor restore it
 	 * (~1.5 ns less a switch on x86-64), so a thread that changes it
-	 * changes it for the threads that run after it, until it sets it
-	 * back; usched_run's caller still gets its own back. May be changed
-	 * at any time. */
+	 * changes it for the threads that run or start after it, until it
+	 * sets it back; usched_run's caller still gets its own back. May be
+	 * changed at any time. */
 	int              s_share_fpctl;
 
 	/* Read-only: the largest stack a thread of this dispatcher saved. */

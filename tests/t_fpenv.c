@@ -106,6 +106,37 @@ static void run_shared(int share, int share_after)
 	tsched_run(&shared);
 }
 
+/* Sharing: a thread started after another set a mode runs with it. */
+static int newcomer_mode = -1;
+
+static void setter(void *arg)
+{
+	(void)arg;
+	fesetround(FE_UPWARD);
+	tsched_yield();
+	found[0] = fegetround();
+}
+
+static void newcomer(void *arg)
+{
+	(void)arg;
+	newcomer_mode = sse_rounding() == fegetround() ? fegetround() : -2;
+}
+
+static void test_shared_start(void)
+{
+	tsched_init(&shared);
+	shared.ts_s.s_share_fpctl = 1;
+	found[0] = -1;
+	tsched_spawn(&shared, setter, NULL);
+	tsched_spawn(&shared, newcomer, NULL);
+	tsched_run(&shared);
+	ok(newcomer_mode == FE_UPWARD && found[0] == FE_UPWARD,
+	   "shared: a thread started after another set a mode runs with it "
+	   "(got %d)", newcomer_mode);
+	caller_mode_back("from threads started while sharing");
+}
+
 static void test_shared(void)
 {
 	run_shared(1, -1);
@@ -150,5 +181,6 @@ int main(void)
 	}
 	caller_mode_back("from its threads");
 	test_shared();
+	test_shared_start();
 	return tap_done();
 }
