@@ -12,6 +12,9 @@
 #include <pthread.h>
 #include <stddef.h>
 
+/* The library's own: not exported from libusched.so. */
+#pragma GCC visibility push(hidden)
+
 enum sched_state {
 	ST_WAITING = 1,	/* blocked in wait */
 	ST_READY,	/* in a ready queue */
@@ -306,5 +309,7 @@ void proc_idle(struct proc *p, int (*has_work)(struct proc *));
 void proc_kick(struct proc *p);
 /* True once fini was called and every thread finished. */
 int  procs_over(struct procs *ps);
+
+#pragma GCC visibility pop
 
 #endif /* SCHED_PROC_H */

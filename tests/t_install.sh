@@ -54,6 +54,11 @@ modes=$(cd "$tmp/b" && stat -c "%a %n" include/usched.h \
 755 lib/libusched.so
 644 lib/pkgconfig/usched.pc" ]
 ok $? "under umask 077 too, everyone may read what it installs: $(echo $modes)"
+# Only the API is exported: a program may name its own functions freely.
+extra=$(nm -D --defined-only "$tmp/b/lib/libusched.so" | awk '{ print $3 }' |
+	grep -Ev '^(usched|ustack|rr|ll|sched)_')
+[ -z "$extra" ]
+ok $? "libusched.so exports only usched_, ustack_, rr_, ll_, sched_ names${extra:+ (also:$(echo " "$extra))}"
 
 # The README's complete program, as printed there.
 awk '/^A complete program/ { f = 1 } f && /^```$/ { exit }
