@@ -776,12 +776,34 @@ static void test_million(void)
 	free(t);
 }
 
+static void *names_of(void *arg)
+{
+	return strcmp(sched_names(), arg) == 0 ? arg : NULL;
+}
+
+/* The first calls of sched_names, at once from several native threads. */
+static void test_names(void)
+{
+	pthread_t t[4];
+	void *rc;
+	int good = 0;
+
+	for (int i = 0; i < 4; i++)
+		require(pthread_create(&t[i], NULL, names_of, "rr|ll") == 0);
+	for (int i = 0; i < 4; i++) {
+		require(pthread_join(t[i], &rc) == 0);
+		good += rc != NULL;
+	}
+	ok(good == 4, "names, asked by 4 native threads at once: rr|ll for "
+	   "%d of them", good);
+}
+
 int main(void)
 {
 	const char *names[] = { "rr", "ll" };
 
+	test_names();
 	ok(sched_find("nope") == NULL, "unknown scheduler name: NULL");
-	ok(strcmp(sched_names(), "rr|ll") == 0, "names: %s", sched_names());
 	for (int i = 0; i < 2; i++) {
 		ops = sched_find(names[i]);
 		require(ops != NULL && strcmp(ops->so_name, names[i]) == 0);
