@@ -103,8 +103,10 @@ def verdict(value, goal, at_least):
 
 
 def ratio(a, b):
-    if isinstance(a, float) and isinstance(b, float) and a > 0:
-        return b / a  # seconds: b / a is how many times faster a is
+    """b / a (seconds: how many times faster a is), or None unless both are
+    positive numbers."""
+    if isinstance(a, float) and isinstance(b, float) and a > 0 and b > 0:
+        return b / a
     return None
 
 
@@ -310,13 +312,13 @@ def extra_bytes(args):
         for i, d in ((1, 1000), (2, 10000)):
             ring_kib = (ring_switches(n, r, 2, d)[1] - base) / 1024
             ring_ns = (t[i] - t[0]) * 1e9 / switches / ring_kib
-            x = ring_ns / slope[i - 1] if slope[i - 1] > 0 else None
+            # A cost or slope <= 0 (noise: D=1000 ran faster) has no ratio.
+            x = ratio(slope[i - 1], ring_ns)
             print("R=%-3d D=%-5d ring %.1f ns/KiB, switch %.1f -> %s %s; "
                   "%d threads %.1f -> %s" % (
                       r, d, ring_ns, slope[i - 1], show(x),
                       verdict(x, 1.0, False), n * r, same[i - 1],
-                      show(ring_ns / same[i - 1] if same[i - 1] > 0
-                           else None)))
+                      show(ratio(same[i - 1], ring_ns))))
 
 
 def create(args):

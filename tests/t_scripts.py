@@ -502,6 +502,17 @@ def test_perf(tmp):
           and "## Memory" in p.stdout,
           "a failure under callgrind is reported, and the run goes on",
           p.stdout + p.stderr)
+    # Noise: the ring with D=1000 runs faster than with D=0, a negative cost.
+    fake_bin(tmp, "ring", PERF_FAKES["ring"].replace("1.00002", "0.99998"))
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-callgrind")
+    rows = [x for x in p.stdout.splitlines() if " D=1000 " in x]
+    check(p.returncode == 0 and len(rows) == 2
+          and all(" ring -20.5 ns/KiB, switch 10.2 -> - n/a; " in x
+                  and x.endswith(" -> -") for x in rows),
+          "a negative cost of D is no ratio and no verdict, not 'met'",
+          p.stdout + p.stderr)
+    fake_bin(tmp, "ring", PERF_FAKES["ring"])
     for name in ("switch", "ring", "create"):
         fake_bin(tmp, name, f"echo '{name}: a reason' >&2; "
                  f"echo 'usage: {name} ARGS' >&2; exit 2")
