@@ -16,6 +16,7 @@ every point's numbers.
 import argparse
 import csv
 import json
+import math
 import os
 import sys
 
@@ -26,23 +27,49 @@ ROOT = sweep.ROOT
 
 
 def load_results(results):
-    """Every point JSON in the directory (machine.json aside)."""
-    points = []
+    """(every point in the directory, machine.json aside; one line per
+    file that is not a valid point)."""
+    points, errors = [], []
     for name in sorted(os.listdir(results)):
         if not name.endswith(".json") or name == "machine.json":
             continue
+        path = os.path.join(results, name)
         try:
-            with open(os.path.join(results, name)) as f:
+            with open(path) as f:
                 pt = json.load(f)
-            pt["threads"] = pt["n"] * pt["r"]
-            pt["messages"] = pt["threads"] * pt["m"]
-            if not isinstance(pt["label"], str) or "status" not in pt:
-                raise ValueError("no label or no status")
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            print(f"graph.py: ignoring {name}: {e!r}", file=sys.stderr)
+            why = point_error(pt)
+        except (OSError, ValueError) as e:
+            why = f"cannot read it: {e}"
+        if why:
+            errors.append(f"{path}: {why}")
             continue
+        pt["threads"] = pt["n"] * pt["r"]
+        pt["messages"] = pt["threads"] * pt["m"]
         points.append(pt)
-    return points
+    return points, errors
+
+
+def point_error(pt):
+    """What is wrong with a point's record, or None."""
+    if not isinstance(pt, dict):
+        return "not a JSON object"
+    if not isinstance(pt.get("label"), str) or not pt["label"]:
+        return f"field 'label': want a name, got {json.dumps(pt.get('label'))}"
+    if pt.get("status") not in ("ok", "failed"):
+        return (f"field 'status': want \"ok\" or \"failed\", got "
+                f"{json.dumps(pt.get('status'))}")
+    for k in ("n", "r", "m"):
+        if type(pt.get(k)) is not int or pt[k] < 1:
+            return (f"field '{k}': want a positive integer, got "
+                    f"{json.dumps(pt.get(k))}")
+    secs = pt.get("seconds", [])
+    if not isinstance(secs, list) or not all(
+            type(x) in (int, float) and 0 < x < math.inf for x in secs):
+        return (f"field 'seconds': want a list of positive numbers, got "
+                f"{json.dumps(secs)[:60]}")
+    if pt["status"] == "ok" and not secs:
+        return "field 'seconds': empty in an ok point"
+    return None
 
 
 def throughput(pt):
@@ -216,17 +243,40 @@ def main(argv=None):
         print(f"graph.py: no results directory {opts.results} "
               "(run scripts/sweep.py first)", file=sys.stderr)
         return 1
-    points = load_results(opts.results)
+    try:
+        points, errors = load_results(opts.results)
+    except OSError as e:
+        print(f"graph.py: cannot read {opts.results}: {e.strerror}",
+              file=sys.stderr)
+        return 1
+    for line in errors:
+        print(f"graph.py: {line}", file=sys.stderr)
+    if errors:
+        return 1
     if not points:
         print(f"graph.py: no results in {opts.results}", file=sys.stderr)
         return 1
-    os.makedirs(opts.out, exist_ok=True)
-    images = {n: plot(pts, n, opts.out, plt, opts.linear)
-              for n, pts in by_n(points).items()}
+    if not any(map(throughput, points)):
+        print(f"graph.py: no successful points in {opts.results} "
+              f"({len(points)} failed)", file=sys.stderr)
+        return 1
+    if os.path.exists(opts.out) and not os.path.isdir(opts.out):
+        print(f"graph.py: --out {opts.out} is not a directory",
+              file=sys.stderr)
+        return 1
     md = os.path.join(opts.out, "report.md")
-    with open(md, "w") as f:
-        f.write(report(points, images, *machine(opts.results), opts.linear))
-    write_csv(points, os.path.join(opts.out, "summary.csv"))
+    try:
+        os.makedirs(opts.out, exist_ok=True)
+        images = {n: plot(pts, n, opts.out, plt, opts.linear)
+                  for n, pts in by_n(points).items()}
+        with open(md, "w") as f:
+            f.write(report(points, images, *machine(opts.results),
+                           opts.linear))
+        write_csv(points, os.path.join(opts.out, "summary.csv"))
+    except OSError as e:
+        print(f"graph.py: cannot write {e.filename or opts.out}: "
+              f"{e.strerror or e}", file=sys.stderr)
+        return 1
     for paths in images.values():
         print("plot:", *paths)
     print("report:", md)

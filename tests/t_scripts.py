@@ -109,19 +109,10 @@ def test_graph(tmp):
             json.dump(p, f)
     with open(os.path.join(res, "machine.json"), "w") as f:
         json.dump(MACHINE, f)
-    for name, text in (("nolabel.json", '{"n": 2, "r": 8, "m": 1000, '
-                        '"status": "ok", "seconds": [1]}'),
-                       ("cut.json", '{"label": "U-rr", "n": 2')):
-        with open(os.path.join(res, name), "w") as f:
-            f.write(text)
     p = run(GRAPH, "--results", res, "--out", out)
     if not check(p.returncode == 0, "graph.py runs on fixed results",
                  p.stdout + p.stderr):
         return
-    check("ignoring nolabel.json" in p.stderr
-          and "ignoring cut.json" in p.stderr,
-          "points without a label, or cut short, are skipped with a "
-          "message", p.stderr)
     with open(os.path.join(out, "report.md")) as f:
         md = f.read()
     t = md_tables(md)
@@ -157,6 +148,58 @@ def test_graph(tmp):
     p = run(GRAPH, "--results", os.path.join(tmp, "none"), "--out", out)
     check(p.returncode == 1 and "no results" in p.stderr,
           "graph.py without results exits 1", p.stderr)
+
+
+def write_points(res, points):
+    os.makedirs(res, exist_ok=True)
+    for p in points:
+        with open(os.path.join(res, f"{p['label']}_N{p['n']}_R{p['r']}"
+                               ".json"), "w") as f:
+            json.dump(p, f)
+
+
+BAD_POINTS = [  # (file text, what the error must name)
+    (dict(FIXED[0], n="2"), "field 'n'"),
+    (dict(FIXED[0], seconds="abc"), "field 'seconds'"),
+    (dict(FIXED[0], seconds=[0.1, -1]), "field 'seconds'"),
+    (dict(FIXED[0], status="ok", seconds=[]), "field 'seconds'"),
+    (dict(FIXED[0], status=None), "field 'status'"),
+    ({"n": 2, "r": 8, "m": 1000, "status": "ok", "seconds": [1]},
+     "field 'label'"),
+    ([1, 2], "not a JSON object"),
+    ('{"label": "U-rr", "n": 2', "cannot read it"),
+]
+
+
+def test_graph_bad(tmp):
+    """Bad input: a one-line error naming the file and field, exit 1."""
+    out = os.path.join(tmp, "out")
+    for i, (bad, what) in enumerate(BAD_POINTS):
+        res = os.path.join(tmp, f"bad{i}")
+        write_points(res, FIXED)
+        with open(os.path.join(res, "bad.json"), "w") as f:
+            f.write(bad if isinstance(bad, str) else json.dumps(bad))
+        p = run(GRAPH, "--results", res, "--out", out)
+        check(p.returncode == 1 and p.stderr.count("\n") == 1
+              and f"{res}/bad.json: {what}" in p.stderr,
+              f"bad point ({what}): one line naming file and field, exit 1",
+              f"status {p.returncode}: {p.stderr}")
+    res, out = os.path.join(tmp, "good"), os.path.join(tmp, "file")
+    write_points(res, FIXED)
+    with open(out, "w"):
+        pass
+    p = run(GRAPH, "--results", res, "--out", out)
+    check(p.returncode == 1 and p.stderr == f"graph.py: --out {out} is not "
+          "a directory\n", "--out naming a file: one line, exit 1",
+          f"status {p.returncode}: {p.stderr}")
+    res = os.path.join(tmp, "failed")
+    write_points(res, [p for p in FIXED if p["status"] != "ok"])
+    p = run(GRAPH, "--results", res, "--out", os.path.join(tmp, "out2"))
+    check(p.returncode == 1 and p.stderr == "graph.py: no successful points "
+          f"in {res} (1 failed)\n" and not os.path.exists(
+              os.path.join(tmp, "out2")),
+          "no successful point: one line, exit 1, nothing written",
+          f"status {p.returncode}: {p.stderr}")
 
 
 # ---- sweep.py --dry-run -----------------------------------------------------
@@ -529,7 +572,7 @@ def test_perf(tmp):
 
 
 def main():
-    for test in (test_graph, test_dry_run, test_sweep, test_interrupt,
+    for test in (test_graph, test_graph_bad, test_dry_run, test_sweep, test_interrupt,
                  test_perf):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
