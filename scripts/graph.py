@@ -116,13 +116,27 @@ def table(points):
     return "\n".join(lines)
 
 
-def plot(points, n, out, plt, linear):
-    """Draw one N's lines; return the PNG and SVG paths."""
+MARKERS = "os^vD<>phX*P8dH"
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
+          "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan",
+          "black", "goldenrod", "teal", "navy", "maroon")
+
+
+def styles(points):
+    """{label: marker, colour, line style}, the same in every figure: by
+    the label's place in sweep.py's table, unknown labels after it."""
+    unknown = sorted({p["label"] for p in points} - set(sweep.LABELS))
+    return {label: {"marker": MARKERS[i % len(MARKERS)],
+                    "color": COLORS[i % len(COLORS)],
+                    "linestyle": "-" if i < 10 else "--"}
+            for i, label in enumerate((*sweep.LABELS, *unknown))}
+
+
+def plot(points, n, out, plt, linear, style):
+    """Draw one N's lines, each label in its `style`; return the PNG and
+    SVG paths."""
     fig, ax = plt.subplots(figsize=(10, 6))
-    markers = "os^vD<>phX*P8d"
-    colors = [*plt.get_cmap("tab10").colors, "black", "goldenrod", "teal",
-              "navy", "maroon"]
-    for i, label in enumerate(label_order(points)):
+    for label in label_order(points):
         rows = sorted((p["threads"], throughput(p)) for p in points
                       if p["label"] == label and throughput(p))
         if not rows:
@@ -130,10 +144,7 @@ def plot(points, n, out, plt, linear):
         xs = [x for x, _ in rows]
         ys = [t[0] for _, t in rows]
         err = [[t[0] - t[1] for _, t in rows], [t[2] - t[0] for _, t in rows]]
-        ax.errorbar(xs, ys, yerr=err, label=label, capsize=3,
-                    marker=markers[i % len(markers)],
-                    color=colors[i % len(colors)],
-                    linestyle="-" if i < 10 else "--")
+        ax.errorbar(xs, ys, yerr=err, label=label, capsize=3, **style[label])
     ax.set_xscale("log")
     if not linear:
         ax.set_yscale("log")
@@ -267,7 +278,8 @@ def main(argv=None):
     md = os.path.join(opts.out, "report.md")
     try:
         os.makedirs(opts.out, exist_ok=True)
-        images = {n: plot(pts, n, opts.out, plt, opts.linear)
+        style = styles(points)
+        images = {n: plot(pts, n, opts.out, plt, opts.linear, style)
                   for n, pts in by_n(points).items()}
         with open(md, "w") as f:
             f.write(report(points, images, *machine(opts.results),

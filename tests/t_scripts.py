@@ -202,6 +202,67 @@ def test_graph_bad(tmp):
           f"status {p.returncode}: {p.stderr}")
 
 
+# Runs graph.py (argv[2:]) with matplotlib's savefig wrapped: for each PNG
+# it appends to argv[1] a JSON line per legend entry: the figure's title,
+# the entry's text, colour and marker.
+LEGEND_PROBE = r"""
+import json, os, runpy, sys
+from matplotlib.figure import Figure
+log, script = sys.argv[1], sys.argv[2]
+savefig = Figure.savefig
+def probe(fig, path, *args, **kwargs):
+    if str(path).endswith(".png"):
+        ax = fig.axes[0]
+        with open(log, "a") as f:
+            for h, text in zip(*ax.get_legend_handles_labels()):
+                line = h[0] if isinstance(h, tuple) else h  # errorbar
+                f.write(json.dumps([ax.get_title(), text, line.get_color(),
+                                    line.get_marker()]) + "\n")
+    return savefig(fig, path, *args, **kwargs)
+Figure.savefig = probe
+sys.argv = sys.argv[2:]
+sys.path.insert(0, os.path.dirname(script))
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def legends(tmp, res):
+    """{N: [(legend text, colour, marker)]} of graph.py's plots."""
+    log = os.path.join(tmp, "legends")
+    p = subprocess.run([sys.executable, "-c", LEGEND_PROBE, log, GRAPH,
+                        "--results", res, "--out", os.path.join(tmp, "o")],
+                       capture_output=True, text=True, timeout=300)
+    out = {}
+    with open(log) as f:
+        for line in f:
+            title, text, color, marker = json.loads(line)
+            n = int(re.search(r"N = (\d+)", title).group(1))
+            out.setdefault(n, []).append((text, json.dumps(color), marker))
+    return p, out
+
+
+def test_graph_legends(tmp):
+    """One style per implementation in every figure; failures noted."""
+    res = os.path.join(tmp, "results")
+    write_points(res, [
+        point("U-rr", 2, 4, 1000, seconds=[0.004]),
+        point("GO", 2, 4, 1000, seconds=[0.004]),
+        point("GO", 8, 2, 500, seconds=[0.001]),
+        point("GO", 8, 4, 500, "failed", reason="boom"),
+        point("BOOST", 8, 2, 500, "failed", reason="boom"),
+        point("BOOST", 8, 4, 500, "failed", reason="boom"),
+    ])
+    p, leg = legends(tmp, res)
+    check(p.returncode == 0 and [x[0] for x in leg.get(2, [])]
+          == ["U-rr", "GO"], "a legend without failures: the labels",
+          f"{p.stderr}\n{leg}")
+    go = {n: [x[1:] for x in leg.get(n, []) if x[0].startswith("GO")]
+          for n in (2, 8)}
+    check(len(go[2]) == 1 and go[2] == go[8],
+          "an implementation has the same colour and marker in every plot",
+          go)
+
+
 # ---- sweep.py --dry-run -----------------------------------------------------
 
 # label: (binary and flags, D, P) as sweep.py's IMPLS must have them
@@ -572,7 +633,8 @@ def test_perf(tmp):
 
 
 def main():
-    for test in (test_graph, test_graph_bad, test_dry_run, test_sweep, test_interrupt,
+    for test in (test_graph, test_graph_bad, test_graph_legends,
+                 test_dry_run, test_sweep, test_interrupt,
                  test_perf):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
