@@ -3,7 +3,8 @@
 
 For each N (threads per cycle) it draws c<N>.png and c<N>.svg: x = threads
 N*R, y = millions of messages per second (both log scale; --linear for a
-linear y), one line per implementation.  Throughput uses the seconds each
+linear y), one line per implementation, its legend entry saying how many
+of its points at that N failed.  Throughput uses the seconds each
 ring program printed (its run, thread creation included): the point is
 N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
@@ -137,17 +138,23 @@ def plot(points, n, out, plt, linear, style):
     SVG paths."""
     fig, ax = plt.subplots(figsize=(10, 6))
     for label in label_order(points):
-        rows = sorted((p["threads"], throughput(p)) for p in points
-                      if p["label"] == label and throughput(p))
-        if not rows:
-            continue
+        mine = [p for p in points if p["label"] == label]
+        rows = sorted((p["threads"], throughput(p)) for p in mine
+                      if throughput(p))
+        failed = len(mine) - len(rows)
+        name = label + (f" ({failed} failed)" if failed else "")
         xs = [x for x, _ in rows]
         ys = [t[0] for _, t in rows]
         err = [[t[0] - t[1] for _, t in rows], [t[2] - t[0] for _, t in rows]]
-        ax.errorbar(xs, ys, yerr=err, label=label, capsize=3, **style[label])
-    ax.set_xscale("log")
-    if not linear:
-        ax.set_yscale("log")
+        ax.errorbar(xs, ys, yerr=err, label=name, capsize=3, **style[label])
+    if not any(map(throughput, points)):  # nothing a log scale can show
+        ax.text(0.5, 0.5, "no successful point", ha="center",
+                transform=ax.transAxes)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    else:
+        ax.set_xscale("log")
+        ax.set_yscale("linear" if linear else "log")
     ax.set_xlabel("threads (N*R, log scale)")
     ax.set_ylabel("million messages / s" + ("" if linear else ", log scale")
                   + "\n(bars: slowest to fastest run)")

@@ -251,11 +251,19 @@ def test_graph_legends(tmp):
         point("GO", 8, 4, 500, "failed", reason="boom"),
         point("BOOST", 8, 2, 500, "failed", reason="boom"),
         point("BOOST", 8, 4, 500, "failed", reason="boom"),
+        point("POSIX", 4, 2, 500, "failed", reason="boom"),
     ])
     p, leg = legends(tmp, res)
     check(p.returncode == 0 and [x[0] for x in leg.get(2, [])]
           == ["U-rr", "GO"], "a legend without failures: the labels",
           f"{p.stderr}\n{leg}")
+    check([x[0] for x in leg.get(8, [])] == ["GO (1 failed)",
+                                             "BOOST (2 failed)"],
+          "the legend counts an implementation's failed points at that N, "
+          "even when none succeeded", leg)
+    check([x[0] for x in leg.get(4, [])] == ["POSIX (1 failed)"]
+          and p.stderr == "", "a plot of failures only: its legend, no "
+          "warning", f"{p.stderr}\n{leg}")
     go = {n: [x[1:] for x in leg.get(n, []) if x[0].startswith("GO")]
           for n in (2, 8)}
     check(len(go[2]) == 1 and go[2] == go[8],
