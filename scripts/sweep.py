@@ -18,11 +18,15 @@ A point that exits non-zero, is killed, times out (--timeout) or drives the
 machine out of memory (MemAvailable below --mem-reserve) is recorded as
 failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
-their M, D or P changed, or --retry-failed is given for failed ones.
+their M, D, P, timed or warm-up runs or binary (its SHA-256) changed, or
+--retry-failed is given for failed ones.  Each point records the usched
+commit (git describe) it was measured at.
 """
 
 import argparse
 import datetime
+import functools
+import hashlib
 import json
 import os
 import platform
@@ -149,16 +153,28 @@ def result_path(results, pt):
     return os.path.join(results, pt.name + ".json")
 
 
-def is_done(results, pt, retry_failed):
-    """True if the point has a saved result for the same M, D and P."""
+@functools.lru_cache(maxsize=None)
+def sha256(path):
+    """The file's SHA-256 in hex, or None if it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def is_done(results, pt, opts):
+    """True if the point has a saved result measured the same way: same M,
+    D, P, runs and warm-up runs, and the same binary."""
     try:
         with open(result_path(results, pt)) as f:
             old = json.load(f)
-    except (OSError, ValueError):
+        same = (old["m"], old["d"], old["p"], old["runs"], old["warmup"],
+                old["binary_sha256"]) == (pt.m, pt.d, pt.p, opts.runs,
+                                          opts.warmup, sha256(pt.argv[0]))
+    except (OSError, ValueError, KeyError, TypeError):
         return False
-    if (old.get("m"), old.get("d"), old.get("p")) != (pt.m, pt.d, pt.p):
-        return False
-    return not (retry_failed and old.get("status") != "ok")
+    return same and not (opts.retry_failed and old.get("status") != "ok")
 
 
 def mem_available():
@@ -278,6 +294,7 @@ def save(results, pt, fields, opts):
            "command": [os.path.basename(pt.argv[0]), *pt.argv[1:]],
            "status": fields["status"], "reason": fields.get("reason"),
            "runs": opts.runs, "warmup": opts.warmup, "date": now(),
+           "binary_sha256": sha256(pt.argv[0]), "usched": opts.usched,
            "seconds": [], "wall": []}
     rec.update(fields)
     path = result_path(results, pt)
@@ -321,9 +338,13 @@ def machine_info():
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "cpus_used": cpus(),
             "kernel": f"{platform.system()} {platform.release()}",
             "tools": {k: command_version(v) for k, v in tools.items()},
-            "usched": command_version(["git", "-C", ROOT, "describe",
-                                       "--always", "--dirty"]),
-            "date": now()}
+            "usched": usched_version(), "date": now()}
+
+
+def usched_version():
+    """git describe of this tree, or 'not found'."""
+    return command_version(["git", "-C", ROOT, "describe", "--always",
+                            "--dirty"])
 
 
 def fmt_time(sec):
@@ -496,8 +517,7 @@ def main(argv=None):
               "(make bench builds them)", file=sys.stderr)
         return 1
     points = make_points(impls, opts.ns, opts.rs, opts.messages, opts.bin)
-    todo = [p for p in points
-            if not is_done(opts.results, p, opts.retry_failed)]
+    todo = [p for p in points if not is_done(opts.results, p, opts)]
     if opts.dry_run:
         dry_run(todo, len(points) - len(todo))
         return 0
@@ -508,6 +528,7 @@ def main(argv=None):
         return 1
     try:
         os.makedirs(opts.results, exist_ok=True)
+        opts.usched = usched_version()
         print(f"{len(todo)} points to run, {len(points) - len(todo)} "
               f"already done; results in {opts.results}", flush=True)
         failed = sweep(todo, opts, hyperfine)

@@ -4,6 +4,7 @@
 Needs hyperfine and matplotlib: without them the checks that use them fail.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -386,6 +387,32 @@ def test_sweep(tmp):
     check(p.returncode == 0 and len(calls(posix)) == 3
           and "0 points to run, 1 already done" in p.stdout,
           "a second run resumes: nothing new", p.stdout + p.stderr)
+    describe = subprocess.run(["git", "-C", ROOT, "describe", "--always",
+                               "--dirty"], capture_output=True, text=True)
+    with open(posix, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    check(pt.get("usched") == describe.stdout.strip() and describe.stdout
+          and pt.get("binary_sha256") == digest,
+          "the point records the commit and the binary's SHA-256",
+          json.dumps(pt))
+    for args, why in ((("--runs", "3"), "more runs"),
+                      (("--runs", "3", "--warmup", "0"), "another warm-up"),
+                      (("--runs", "3", "--warmup", "0"), None)):
+        p = sweep(bindir, res, "--rs", "4", "--only", "POSIX", *args)
+        pt = load(res, "POSIX_N2_R4") or {}
+        if why:
+            check("1 points to run, 0 already done" in p.stdout
+                  and pt.get("runs") == 3 and len(pt.get("seconds")) == 3,
+                  f"{why}: the point is measured again", p.stdout + p.stderr)
+        else:
+            check("0 points to run, 1 already done" in p.stdout,
+                  "the same settings again: nothing new", p.stdout)
+    fake_bin(bindir, "ring-pthread", "echo 0.005")
+    p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
+    check("1 points to run, 0 already done" in p.stdout
+          and (load(res, "POSIX_N2_R4") or {}).get("seconds")
+          == [0.005, 0.005], "a changed binary: the point is measured again",
+          p.stdout + p.stderr)
 
     fake_bin(bindir, "ring-cpp", 'echo "no luck" >&2; exit 1')
     fake_bin(bindir, "ring-boost", "kill -SEGV $$")
@@ -407,13 +434,16 @@ def test_sweep(tmp):
     check("timeout" in reasons["C++_N2_R8"], "timeout is a failure", reasons)
     check((load(res, "POSIX_N2_R8") or {}).get("status") == "ok",
           "points after failures still run")
-    fake_bin(bindir, "ring-cpp", "echo 0.002")
     p = sweep(bindir, res, "--rs", "4,8", "--only", "C++1T")
     check("0 points to run, 2 already done" in p.stdout,
           "failed points count as done", p.stdout)
     p = sweep(bindir, res, "--rs", "4,8", "--only", "C++1T", "--retry-failed")
-    check((load(res, "C++1T_N2_R4") or {}).get("status") == "ok",
+    check("2 points to run, 0 already done" in p.stdout,
           "--retry-failed runs them again", p.stdout + p.stderr)
+    fake_bin(bindir, "ring-cpp", "echo 0.002")
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "C++1T")
+    check((load(res, "C++1T_N2_R4") or {}).get("status") == "ok",
+          "failed points of a changed binary run again", p.stdout + p.stderr)
     p = sweep(bindir, res, "--rs", "16", "--only", "C++1T",
               "--mem-reserve", str(1 << 40))
     check("out of memory" in ((load(res, "C++1T_N2_R16") or {})
