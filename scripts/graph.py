@@ -8,13 +8,16 @@ of its points at that N failed.  Throughput uses the seconds each
 ring program printed (its run, thread creation included): the point is
 N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
-holds a header (machine, toolchains, date), one table per N (cells: the
+holds a header (machine, toolchains, date, the usched commits the points
+were measured at, with a warning when there are several), one table per N
+(cells: the
 point's value with 2 decimals, "fail" for a failed point, empty when not
 run), the failures' reasons and links to the images; summary.csv holds
 every point's numbers.
 """
 
 import argparse
+import collections
 import csv
 import json
 import math
@@ -70,6 +73,8 @@ def point_error(pt):
                 f"{json.dumps(secs)[:60]}")
     if pt["status"] == "ok" and not secs:
         return "field 'seconds': empty in an ok point"
+    if not isinstance(pt.get("usched", ""), str):
+        return f"field 'usched': want a commit, got {json.dumps(pt['usched'])}"
     return None
 
 
@@ -177,17 +182,32 @@ def machine(results):
         return sweep.machine_info(), "read when the report was made"
 
 
-def header(info, source):
+def commits(points):
+    """"COMMIT (k points), ..." of the usched commits the points were
+    measured at, most points first, and how many commits there are."""
+    counts = collections.Counter(p.get("usched") or "unknown"
+                                 for p in points).most_common()
+    return ", ".join(f"{c} ({k} point{'s' * (k > 1)})"
+                     for c, k in counts), len(counts)
+
+
+def header(info, source, points):
+    used, many = commits(points)
     rows = [("CPU", f"{info.get('cpu')} ({info.get('cores')} cores, "
                     f"{info.get('cpus_used')} used)"),
             ("Kernel", info.get("kernel")),
             *((k, v) for k, v in (info.get("tools") or {}).items()),
-            ("usched", info.get("usched")),
+            ("usched", used),
             ("Date", info.get("date"))]
     lines = ["# usched ring benchmark", "",
-             f"Machine and toolchains ({source}):", "",
+             f"Machine and toolchains ({source}; usched: the commits the "
+             "points were measured at):", "",
              "| | |", "|:---|:---|"]
     lines += [f"| {k} | {v} |" for k, v in rows]
+    if many > 1:
+        lines += ["", f"**Warning: the points come from {many} different "
+                  "usched commits** (summary.csv's usched column gives "
+                  "each point's)."]
     return "\n".join(lines)
 
 
@@ -201,7 +221,7 @@ def failures(points):
 def report(points, images, info, source, linear):
     """The whole report.md text."""
     axes = "the x axis is" if linear else "both axes are"
-    parts = [header(info, source), "",
+    parts = [header(info, source, points), "",
              "Millions of messages per second: N*R*M messages over the mean "
              "of the seconds each ring program printed for its run, "
              "thread creation included.  Columns: threads N*R.  \"fail\": "
@@ -219,7 +239,8 @@ def report(points, images, info, source, linear):
 
 def write_csv(points, path):
     cols = ["label", "n", "r", "threads", "m", "d", "p", "status",
-            "mmsgs_mean", "mmsgs_slowest", "mmsgs_fastest", "runs", "reason"]
+            "mmsgs_mean", "mmsgs_slowest", "mmsgs_fastest", "runs", "reason",
+            "usched"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -229,7 +250,8 @@ def write_csv(points, path):
             w.writerow([p["label"], p["n"], p["r"], p["threads"], p["m"],
                         p.get("d"), p.get("p"), p["status"],
                         *(f"{v:.4f}" if v != "" else "" for v in tp),
-                        len(p.get("seconds") or []), p.get("reason") or ""])
+                        len(p.get("seconds") or []), p.get("reason") or "",
+                        p.get("usched") or ""])
 
 
 def parse_args(argv):
@@ -282,6 +304,10 @@ def main(argv=None):
         print(f"graph.py: --out {opts.out} is not a directory",
               file=sys.stderr)
         return 1
+    used, many = commits(points)
+    if many > 1:
+        print(f"graph.py: warning: the points come from {many} usched "
+              f"commits: {used}", file=sys.stderr)
     md = os.path.join(opts.out, "report.md")
     try:
         os.makedirs(opts.out, exist_ok=True)

@@ -71,7 +71,8 @@ def point(label, n, r, m, status="ok", seconds=(), reason=None):
 
 FIXED = [
     point("U-rr", 2, 4, 1000, seconds=[0.004, 0.004, 0.004]),   # 2.00
-    point("U-rr", 2, 8, 1000, seconds=[0.004, 0.002]),          # 5.33
+    dict(point("U-rr", 2, 8, 1000, seconds=[0.004, 0.002]),     # 5.33
+         usched="v1"),
     point("POSIX", 2, 4, 1000, "failed", reason="exit status 1: boom"),
     point("C++1T", 2, 8, 500, seconds=[0.01]),                   # 0.80
     point("GO", 8, 2, 500, seconds=[0.001]),                     # 8.00
@@ -132,9 +133,15 @@ def test_graph(tmp):
           "header shows the recorded machine", md[:600])
     check("(c2.png)" in md and "(c8.svg)" in md and "boom" in md,
           "report links the images and lists failures")
+    check("| usched | unknown (6 points), v1 (1 point) |" in md
+          and "the points come from 2 different usched commits" in md
+          and "warning: the points come from 2 usched commits: unknown "
+          "(6 points), v1 (1 point)" in p.stderr,
+          "points of several commits: listed in the header, with a "
+          "warning there and on stderr", md[:800] + p.stderr)
     with open(os.path.join(out, "summary.csv")) as f:
         rows = f.read().splitlines()
-    check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2," in rows,
+    check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2,,v1" in rows,
           "summary.csv has mean, slowest and fastest run", "\n".join(rows))
     for n in (2, 8):
         png, svg = (os.path.join(out, f"c{n}.{e}") for e in ("png", "svg"))
@@ -165,6 +172,7 @@ BAD_POINTS = [  # (file text, what the error must name)
     (dict(FIXED[0], seconds=[0.1, -1]), "field 'seconds'"),
     (dict(FIXED[0], status="ok", seconds=[]), "field 'seconds'"),
     (dict(FIXED[0], status=None), "field 'status'"),
+    (dict(FIXED[0], usched={}), "field 'usched'"),
     ({"n": 2, "r": 8, "m": 1000, "status": "ok", "seconds": [1]},
      "field 'label'"),
     ([1, 2], "not a JSON object"),
