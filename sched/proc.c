@@ -368,6 +368,8 @@ int procs_init(struct procs *ps, int slot, int nr, size_t size,
 		return -EINVAL;
 	if (ps->ps_base != NULL && !ps->ps_finished)	/* fini first */
 		return -EBUSY;
+	if (pinning_on() < 0)	/* said before any thread is spawned */
+		return -EINVAL;
 	free(ps->ps_base);	/* kept by the last fini for its counters */
 	size = (size + 63) & ~(size_t)63;	/* a cache line each */
 	*ps = (struct procs){ .ps_slot = slot, .ps_size = size, .ps_nr = nr,

@@ -61,8 +61,8 @@ const char *sched_names(void);
 
 /*
  * Pin processor i to the i-th allowed CPU. Default: on, or as USCHED_PIN
- * says, "0" or "1" (empty: unset; anything else: so_start returns
- * -EINVAL).
+ * says, "0" or "1" (empty: unset; anything else: so_init and so_start
+ * return -EINVAL).
  */
 void sched_set_pinning(int on);
 /*

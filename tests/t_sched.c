@@ -394,11 +394,17 @@ static void test_misc(void)
 	   "%d)", ops->so_name, inside_start, inside_fini);
 }
 
-/* USCHED_PIN: "0" or "1", unset or empty for the default, else -EINVAL. */
+/*
+ * USCHED_PIN: "0" or "1", unset or empty for the default, else -EINVAL
+ * from init (before anything is spawned) and from start.
+ */
 static void test_pin_env(void)
 {
-	int bad, empty, off;
+	int bad_init, bad, empty, off;
 
+	setenv("USCHED_PIN", "yes", 1);
+	bad_init = ops->so_init(2, 1);
+	unsetenv("USCHED_PIN");
 	require(ops->so_init(2, 1) == 0);
 	setenv("USCHED_PIN", "yes", 1);
 	bad = ops->so_start();
@@ -411,9 +417,10 @@ static void test_pin_env(void)
 	unsetenv("USCHED_PIN");
 	require(ops->so_spawn(quick, NULL, 0) != NULL);
 	require(ops->so_fini() == 0);
-	ok(bad == -EINVAL && empty == 0 && off == 0,
-	   "%s: USCHED_PIN=yes: start -EINVAL (got %d), empty: as unset (got "
-	   "%d), 0: runs (got %d)", ops->so_name, bad, empty, off);
+	ok(bad_init == -EINVAL && bad == -EINVAL && empty == 0 && off == 0,
+	   "%s: USCHED_PIN=yes: init and start -EINVAL (got %d, %d), empty: "
+	   "as unset (got %d), 0: runs (got %d)", ops->so_name, bad_init, bad,
+	   empty, off);
 }
 
 /*
