@@ -20,18 +20,25 @@ struct sched_stats {
 
 struct sched_ops {
 	const char *so_name;
-	/* proc_nr processors; thread_nr expected threads (a sizing hint).
-	 * -EBUSY if set up and not finished: fini first. */
+	/* proc_nr processors (1 to 4096); thread_nr expected threads (a
+	 * sizing hint). -EBUSY if set up and not finished: fini first;
+	 * -EINVAL: a bad proc_nr or USCHED_PIN; -ENOMEM. */
 	int   (*so_init)(int proc_nr, int thread_nr);
 	/* Starts the processors. Threads may be spawned before or after.
-	 * -EPERM from one of its own threads. */
+	 * -EPERM from one of its own threads; -EALREADY if started;
+	 * -EINVAL before init, after fini, or with a bad USCHED_PIN. */
 	int   (*so_start)(void);
 	/* A new thread running f(arg); NULL with errno set on failure:
-	 * EINVAL once fini found every thread finished. A spawn while fini
-	 * waits adds a thread it waits for. */
+	 * ENOMEM, or EINVAL once fini found every thread finished. A spawn
+	 * while fini waits adds a thread it waits for. group places it: ll
+	 * runs it on processor group % proc_nr (a negative group: EINVAL);
+	 * rr ignores it and spreads threads over the processors in turn. */
 	void *(*so_spawn)(void (*f)(void *), void *arg, int group);
 	/* Blocks the calling thread until woken; 0, or -errno (not blocked):
-	 * -EPERM outside a thread of this scheduler. */
+	 * -EPERM outside a thread of this scheduler, -E2BIG if its stack is
+	 * over USCHED_STACK_MAX_DEFAULT (1 MiB), -ENOMEM. A wake already
+	 * received returns at once: waking oneself, then waiting, does not
+	 * let the other threads run. */
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
 	 * or fini found every thread finished; -EINVAL: NULL. A handle is
@@ -44,7 +51,8 @@ struct sched_ops {
 	void  (*so_done)(void);
 	/* Starts the processors if needed (failing as so_start does), waits
 	 * for every thread to finish, stops the processors and frees
-	 * everything. -EDEADLK from one of its own threads. Native threads
+	 * everything. -EDEADLK from one of its own threads; -EINVAL before
+	 * init or after fini. Native threads
 	 * that spawn or wake must be done (joined) before so_init again. */
 	int   (*so_fini)(void);
 	/* Counters of processor proc (after start); -EINVAL if no such one. */
