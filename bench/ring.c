@@ -303,8 +303,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (fault && ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)]))
-		count_error(&ring.r_errors);
+	if (fault &&
+	    (rc = ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)])))
+		call_failed(rc);
 	if ((rc = ring.r_ops->so_start()) != 0 ||
 	    (rc = ring.r_ops->so_fini()) != 0) {
 		fprintf(stderr, "%s: cannot run the processors: %s\n", prog,

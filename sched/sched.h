@@ -52,8 +52,8 @@ struct sched_ops {
 	/* Starts the processors if needed (failing as so_start does), waits
 	 * for every thread to finish, stops the processors and frees
 	 * everything. -EDEADLK from one of its own threads; -EINVAL before
-	 * init or after fini. Native threads
-	 * that spawn or wake must be done (joined) before so_init again. */
+	 * init or after fini. Native threads that spawn or wake must be done
+	 * (joined) before so_init again. */
 	int   (*so_fini)(void);
 	/* Counters of processor proc (after start); -EINVAL if no such one. */
 	int   (*so_stats)(int proc, struct sched_stats *out);

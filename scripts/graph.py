@@ -10,10 +10,9 @@ N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
 holds a header (machine, toolchains, date, the usched commits the points
 were measured at, with a warning when there are several), one table per N
-(cells: the
-point's value with 2 decimals, "fail" for a failed point, empty when not
-run), the failures' reasons and links to the images; summary.csv holds
-every point's numbers.
+(cells: the point's value with 2 decimals, "fail" for a failed point,
+empty when not run), the failures' reasons and links to the images;
+summary.csv holds every point's numbers.
 """
 
 import argparse
