@@ -292,6 +292,9 @@ def switch_slopes(threads, runs):
                (x.split() for x in sw.splitlines()[1:])]
         saved = now if saved is None else [
             (a, min(b, c)) for (a, b), (_, c) in zip(saved, now)]
+    if not saved[0][0] < saved[1][0] < saved[2][0]:
+        raise Failed("switch: a thread saved %d, %d and %d B with D=0, 1000 "
+                     "and 10000" % tuple(b for b, _ in saved))
     return [(saved[i][1] - saved[0][1]) / ((saved[i][0] - saved[0][0]) / 1024)
             for i in (1, 2)]
 
@@ -311,6 +314,9 @@ def extra_bytes(args):
         switches, base = ring_switches(n, r, m, 0)
         for i, d in ((1, 1000), (2, 10000)):
             ring_kib = (ring_switches(n, r, 2, d)[1] - base) / 1024
+            if ring_kib <= 0:  # the padding is not on the stack
+                raise Failed("ring: a thread saved no more stack with "
+                             "D=%d than with D=0 (%d B)" % (d, base))
             ring_ns = (t[i] - t[0]) * 1e9 / switches / ring_kib
             # A cost or slope <= 0 (noise: D=1000 ran faster) has no ratio.
             x = ratio(slope[i - 1], ring_ns)

@@ -662,7 +662,24 @@ def test_perf(tmp):
                   and x.endswith(" -> -") for x in rows),
           "a negative cost of D is no ratio and no verdict, not 'met'",
           p.stdout + p.stderr)
+    # A ring whose threads do not save D more bytes: no division by 0.
+    fake_bin(tmp, "ring", PERF_FAKES["ring"].replace("$((112 + $7))", "112"))
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-callgrind")
+    check(p.returncode == 1 and "a usched benchmark failed: ring: a thread "
+          "saved no more stack with D=1000 than with D=0 (112 B)\n"
+          in p.stderr, "a ring whose saved stack does not grow with D is "
+          "reported, exit 1", p.stderr)
     fake_bin(tmp, "ring", PERF_FAKES["ring"])
+    fake_bin(tmp, "switch", PERF_FAKES["switch"].replace("$((128 + d))",
+                                                          "128"))
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-callgrind")
+    check(p.returncode == 1 and "a usched benchmark failed: switch: a thread "
+          "saved 128, 128 and 128 B with D=0, 1000 and 10000\n" in p.stderr,
+          "so is a switch benchmark whose saved stack does not grow",
+          p.stderr)
+    fake_bin(tmp, "switch", PERF_FAKES["switch"])
     for name in ("switch", "ring", "create"):
         fake_bin(tmp, name, f"echo '{name}: a reason' >&2; "
                  f"echo 'usage: {name} ARGS' >&2; exit 2")
