@@ -102,6 +102,10 @@ static inline struct ustack *usched_blocked(const struct usched *s)
 {
 	return s->s_blocked;
 }
+/*
+ * Sets up u to run f(arg) with buffer stack of len bytes (or NULL). u must
+ * not be blocked: its saved stack would be lost, not freed.
+ */
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len);
 int  ustack_block(void);
