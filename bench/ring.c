@@ -57,8 +57,11 @@ static void count_error(uint64_t *counter)
 	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-/* A wait or wake returned rc (-errno): the run goes on, and fails. */
-static void call_failed(int rc)
+/*
+ * A wait or wake returned rc (-errno): the run goes on, and fails. Out of
+ * line: inlined into rounds(), it made every member save 16 bytes more.
+ */
+static __attribute__((noinline, cold)) void call_failed(int rc)
 {
 	int none = 0;
 
