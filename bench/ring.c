@@ -256,14 +256,17 @@ static void print_details(double secs)
 		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->threads);
 }
 
-int main(int argc, char **argv)
+/*
+ * Options and arguments into ring, with the limits of this program: exits 2
+ * on bad ones, 1 if the run cannot fit. Returns the BENCH_* flags given.
+ */
+static unsigned ring_setup(int argc, char **argv)
 {
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
-	int fault = fault_wanted(prog), i, rc;
 	struct ring_why why;
 	unsigned flags = 0;
-	double t0, secs;
+	int i;
 
 	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops,
 			  BENCH_VERBOSE | BENCH_SHARE_FPCTL, &flags);
@@ -272,7 +275,7 @@ int main(int argc, char **argv)
 	if (ring.r_rounds == NULL) {	/* sched_find knows one more */
 		fprintf(stderr, "%s: internal error: no rounds for scheduler "
 			"'%s'\n", prog, ring.r_ops->so_name);
-		return 1;
+		exit(1);
 	}
 	if (ring_args_read(a, argc - i + 1, argv + i - 1, 0, &why) != 0)
 		usage_fail(prog, usage, "%s", why.w_text);
@@ -283,8 +286,14 @@ int main(int argc, char **argv)
 		usage_fail(prog, usage, "N*R is more than %d", INT32_MAX);
 	/* struct, stack copy, handle, count: about 200 bytes a thread, plus D */
 	check_memory(prog, (double)a->threads * (200 + a->d));
+	return flags;
+}
 
-	t0 = bench_seconds();
+/* Sets up the scheduler and spawns every member: 0, or -1 with a message. */
+static int ring_spawn(const char *prog)
+{
+	const struct ring_args *a = &ring.r_args;
+
 	ring.r_thread = malloc((a->threads + a->p * GROUP_GAP) *
 			       sizeof(void *));
 	ring.r_handed = calloc(a->threads + a->p * GROUP_GAP,
@@ -294,7 +303,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot set up %llu threads on %llu "
 			"processors\n", prog, (unsigned long long)a->threads,
 			(unsigned long long)a->p);
-		return 1;
+		return -1;
 	}
 	for (uint64_t t = 0; t < a->threads; t++) {
 		void *h = ring.r_ops->so_spawn(member, (void *)t, group_of(t));
@@ -303,19 +312,15 @@ int main(int argc, char **argv)
 		if (h == NULL) {
 			fprintf(stderr, "%s: out of memory at thread %llu\n",
 				prog, (unsigned long long)t);
-			return 1;
+			return -1;
 		}
 	}
-	if (fault &&
-	    (rc = ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)])))
-		call_failed(rc);
-	if ((rc = ring.r_ops->so_start()) != 0 ||
-	    (rc = ring.r_ops->so_fini()) != 0) {
-		fprintf(stderr, "%s: cannot run the processors: %s\n", prog,
-			strerror(-rc));
-		return 1;
-	}
-	secs = bench_seconds() - t0;
+	return 0;
+}
+
+/* After the run: nonzero, with a message, if a call or a check failed. */
+static int ring_failed(const char *prog)
+{
 	if (ring.r_errors != 0) {	/* token checks after it mean little */
 		fprintf(stderr, "%s: %llu waits or wakes failed, the first "
 			"with: %s\n", prog, (unsigned long long)ring.r_errors,
@@ -328,6 +333,31 @@ int main(int argc, char **argv)
 			prog, (unsigned long long)ring.r_bad);
 		return 1;
 	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *prog = argv[0];
+	const struct ring_args *a = &ring.r_args;
+	int fault = fault_wanted(prog), rc;
+	unsigned flags = ring_setup(argc, argv);
+	double secs = bench_seconds();
+
+	if (ring_spawn(prog) != 0)
+		return 1;
+	if (fault &&
+	    (rc = ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)])))
+		call_failed(rc);
+	if ((rc = ring.r_ops->so_start()) != 0 ||
+	    (rc = ring.r_ops->so_fini()) != 0) {
+		fprintf(stderr, "%s: cannot run the processors: %s\n", prog,
+			strerror(-rc));
+		return 1;
+	}
+	secs = bench_seconds() - secs;
+	if (ring_failed(prog))
+		return 1;
 	printf("%.6f\n", secs);
 	if (flags & BENCH_VERBOSE)
 		print_details(secs);
