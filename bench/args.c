@@ -1,6 +1,6 @@
 /*
- * Strict command-line parsing and a clock, shared by the benchmark peers
- * (see args.h).
+ * Strict command-line parsing, a memory check and a clock, shared by the
+ * usched benchmarks and the C and C++ peers (see args.h).
  */
 #define _POSIX_C_SOURCE 200809L	/* clock_gettime under -std=c11 */
 

@@ -1,14 +1,15 @@
 /*
- * Strict command-line parsing shared by the benchmark peers (C and C++),
- * plus a memory check to refuse runs that cannot fit, and a clock.
+ * Strict command-line parsing shared by the usched benchmarks and the C
+ * and C++ peers, plus a memory check to refuse runs that cannot fit, and a
+ * clock.
  *
  * Every ring peer takes "N R M D P"; see ring_args_parse().  Any malformed
  * or out-of-range argument prints a usage message on stderr and exits with
  * status 2, so a driver script can tell bad arguments (2) from a failed run
  * (1).
  */
-#ifndef PEERS_ARGS_H
-#define PEERS_ARGS_H
+#ifndef BENCH_ARGS_H
+#define BENCH_ARGS_H
 
 #include <stdint.h>
 
@@ -77,4 +78,4 @@ void check_memory(const char *prog, double need);
 }
 #endif
 
-#endif /* PEERS_ARGS_H */
+#endif /* BENCH_ARGS_H */

@@ -93,6 +93,7 @@ int main(int argc, char **argv)
 			   "10^9, not '%s'", argv[i]);
 	if (argc - i > 1)
 		procs = arg_u64(argv[0], usage, "P", argv[i + 1], 1, RING_MAX_P);
+	/* a 10-ary tree has 1.11 threads a leaf; some 300 bytes each */
 	check_memory(argv[0], root.n_leaves * 1.12 * 300);
 	secs = bench_seconds();
 	if (ops->so_init(procs, 1000) != 0 ||

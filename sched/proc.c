@@ -38,8 +38,8 @@ void sched_set_share_fpctl(int on)
 
 /*
  * Checked by procs_init and decided by procs_start, on the caller's thread,
- * once for all processors: 1 or 0, or -1 if USCHED_PIN is set to neither "0" nor "1" (empty is
- * unset, as the shell's USCHED_PIN= means).
+ * once for all processors: 1 or 0, or -1 if USCHED_PIN is set to neither
+ * "0" nor "1" (empty is unset, as the shell's USCHED_PIN= means).
  */
 static int pinning_on(void)
 {
