@@ -17,8 +17,7 @@
 
 enum {
 	SPIN_ROUNDS = 200,		/* polls before sleeping */
-	CHUNK_SIZE  = 1 << 20,		/* arenas grow by this much */
-	POPULATE_AFTER = 8		/* chunks faulted in page by page */
+	CHUNK_SIZE  = 1 << 20		/* arenas grow by this much */
 };
 
 __thread struct proc *proc_current[PROCS_SLOTS];
@@ -70,21 +69,20 @@ static inline void cpu_relax(void)
 }
 
 /*
- * A new chunk, on the list fini frees. Once there are many threads, arenas
- * fill their chunks: the pages of a chunk are then faulted in with one call
- * rather than one page fault each (a hint; kernels before 5.14 refuse it).
- * The first chunks are left alone, as a program with few threads would pay
- * for pages it never touches.
+ * A new chunk, on the list fini frees. An arena that filled a chunk will
+ * likely fill the next: its pages are then faulted in with one call rather
+ * than one page fault each (a hint; kernels before 5.14 refuse it). An
+ * arena's first chunk is left alone: with many processors, a few threads
+ * on each would otherwise pay a whole chunk each.
  */
-static void **chunk_new(struct procs *ps)
+static void **chunk_new(struct procs *ps, int populate)
 {
 	void **c = malloc(CHUNK_SIZE);
 
 	if (c == NULL)
 		return NULL;
 #ifdef MADV_POPULATE_WRITE
-	if (__atomic_add_fetch(&ps->ps_nr_chunks, 1, __ATOMIC_RELAXED) >
-	    POPULATE_AFTER) {
+	if (populate) {
 		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 		uintptr_t from = ((uintptr_t)c + page - 1) & ~(page - 1);
 		uintptr_t to = ((uintptr_t)c + CHUNK_SIZE) & ~(page - 1);
@@ -113,7 +111,7 @@ static void *arena_carve(struct procs *ps, struct arena *a, size_t size)
 
 	size = (size + 15) & ~(size_t)15;	/* buffers are 16-aligned */
 	if (a->a_left < size) {
-		void **c = chunk_new(ps);
+		void **c = chunk_new(ps, a->a_next != NULL);
 
 		if (c == NULL)
 			return NULL;

@@ -83,7 +83,6 @@ struct procs {
 	pthread_mutex_t     ps_lock;	/* spawns from elsewhere */
 	long                ps_wakers;	/* WAKERS_*, atomic */
 	void               *ps_chunks;	/* every chunk of every arena */
-	long                ps_nr_chunks;	/* how many (atomic) */
 };
 
 /*

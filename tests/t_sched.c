@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -752,6 +753,61 @@ static void test_wake_reuse(void)
 	   "every wake 0 or -ESRCH", ops->so_name, rounds);
 }
 
+/*
+ * Memory with many processors: each arena's first chunk is left to fault
+ * in page by page, so a few threads on each of many processors take a few
+ * pages each, not the 1 MiB chunks of their arenas.
+ */
+enum { SPARSE_PROCS = 256, SPARSE_THREADS = 2 * SPARSE_PROCS };
+static long sparse_started;
+
+static void sparse_sleeper(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&sparse_started, 1, __ATOMIC_RELEASE);
+	ops->so_wait();
+}
+
+/* Resident bytes of this process. */
+static long resident(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size, pages = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld %ld", &size, &pages) != 2)
+			pages = -1;
+		fclose(f);
+	}
+	return pages < 0 ? -1 : pages * sysconf(_SC_PAGESIZE);
+}
+
+static void test_sparse_memory(void)
+{
+	void *t[SPARSE_THREADS];
+	long before = resident(), grew;
+
+	sparse_started = 0;
+	require(before > 0);
+	require(ops->so_init(SPARSE_PROCS, SPARSE_THREADS) == 0);
+	for (int i = 0; i < SPARSE_THREADS; i++)
+		require((t[i] = ops->so_spawn(sparse_sleeper, NULL, i)) != NULL);
+	require(ops->so_start() == 0);
+	tap_watchdog(60, "%s: %d threads on %d processors do not start",
+		     ops->so_name, SPARSE_THREADS, SPARSE_PROCS);
+	while (__atomic_load_n(&sparse_started, __ATOMIC_ACQUIRE) <
+	       SPARSE_THREADS)
+		sched_yield();
+	grew = resident() - before;
+	for (int i = 0; i < SPARSE_THREADS; i++)
+		require(ops->so_wake(t[i]) == 0);
+	require(ops->so_fini() == 0);
+	tap_watchdog_off();
+	ok(grew < 64L << 20, "%s: %d threads on %d processors take %ld KiB "
+	   "(< 64 MiB)", ops->so_name, SPARSE_THREADS, SPARSE_PROCS,
+	   grew >> 10);
+}
+
 /* A million threads on two processors, each woken by the main thread. */
 static long million_woken;
 
@@ -832,6 +888,7 @@ int main(void)
 		test_spawn_during_fini();
 		test_wake_during_fini();
 		test_spawn_elsewhere_reuse();
+		test_sparse_memory();
 		test_million();
 	}
 	return tap_done();
