@@ -35,8 +35,8 @@ int  ll_fini(void);
 
 /*
  * A new thread running f(arg) on processor group % proc_nr; NULL with errno
- * ENOMEM, or EINVAL: a negative group, no ll_init, or ll_fini found every
- * thread finished.
+ * ENOMEM, or EINVAL: f NULL, a negative group, no ll_init, or ll_fini found
+ * every thread finished.
  */
 struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
 /*

@@ -33,7 +33,7 @@ int  rr_start(void);
 int  rr_fini(void);
 
 /*
- * A new thread running f(arg); NULL with errno ENOMEM, or EINVAL: no
+ * A new thread running f(arg); NULL with errno ENOMEM, or EINVAL: f NULL, no
  * rr_init, or rr_fini found every thread finished.
  */
 struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);

@@ -292,7 +292,7 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 {
 	struct sched_thread *t;
 
-	if (!procs_enter(p->p_procs)) {
+	if (f == NULL || !procs_enter(p->p_procs)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -485,7 +485,7 @@ int procs_fini(struct procs *ps)
 
 int procs_stats(struct procs *ps, int i, struct sched_stats *out)
 {
-	if (ps->ps_base == NULL || i < 0 || i >= ps->ps_nr)
+	if (ps->ps_base == NULL || i < 0 || i >= ps->ps_nr || out == NULL)
 		return -EINVAL;
 	*out = proc_nth(ps, i)->p_stats;
 	out->ss_max_stack = proc_nth(ps, i)->p_sched.s_max_used;

@@ -242,7 +242,7 @@ struct proc *procs_pick(struct procs *ps, unsigned long n);
  * THREAD_NEW): the scheduler sets up what follows the struct
  * sched_thread, queues it and lets wakes in with thread_open, all at
  * once for the processor and for wakers. NULL with errno ENOMEM if no
- * memory, EINVAL once fini found every thread finished.
+ * memory, EINVAL if f is NULL or once fini found every thread finished.
  */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);

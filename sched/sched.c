@@ -8,6 +8,8 @@ static const struct sched_ops *const scheds[] = { &rr_ops, &ll_ops };
 
 const struct sched_ops *sched_find(const char *name)
 {
+	if (name == NULL)
+		return NULL;
 	for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
 		if (strcmp(scheds[i]->so_name, name) == 0)
 			return scheds[i];

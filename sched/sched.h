@@ -29,7 +29,7 @@ struct sched_ops {
 	 * -EINVAL before init, after fini, or with a bad USCHED_PIN. */
 	int   (*so_start)(void);
 	/* A new thread running f(arg); NULL with errno set on failure:
-	 * ENOMEM, or EINVAL once fini found every thread finished. A spawn
+	 * ENOMEM, or EINVAL: f is NULL, or fini found every thread finished. A spawn
 	 * while fini waits adds a thread it waits for. group places it: ll
 	 * runs it on processor group % proc_nr (a negative group: EINVAL);
 	 * rr ignores it and spreads threads over the processors in turn. */
@@ -55,14 +55,15 @@ struct sched_ops {
 	 * init or after fini. Native threads that spawn or wake must be done
 	 * (joined) before so_init again. */
 	int   (*so_fini)(void);
-	/* Counters of processor proc (after start); -EINVAL if no such one. */
+	/* Counters of processor proc (after start); -EINVAL if no such one
+	 * or out is NULL. */
 	int   (*so_stats)(int proc, struct sched_stats *out);
 };
 
 extern const struct sched_ops rr_ops;
 extern const struct sched_ops ll_ops;
 
-/* The scheduler called name ("rr", "ll"), or NULL. */
+/* The scheduler called name ("rr", "ll"), or NULL (also for NULL). */
 const struct sched_ops *sched_find(const char *name);
 /* Names of all schedulers, separated by '|', for usage messages. */
 const char *sched_names(void);

@@ -344,6 +344,15 @@ static void test_misc(void)
 	   ops->so_name);
 	ok(ops->so_wake(NULL) == -EINVAL, "%s: wake of NULL: -EINVAL",
 	   ops->so_name);
+	ok(ops->so_stats(0, NULL) == -EINVAL, "%s: stats into NULL: -EINVAL",
+	   ops->so_name);
+
+	require(ops->so_init(1, 0) == 0);
+	errno = 0;
+	ok(ops->so_spawn(NULL, NULL, 0) == NULL && errno == EINVAL,
+	   "%s: spawn of a NULL function: NULL, EINVAL", ops->so_name);
+	ok(ops->so_spawn(quick, NULL, 0) != NULL && ops->so_fini() == 0,
+	   "%s: and the scheduler goes on", ops->so_name);
 
 	require(ops->so_init(2, 0) == 0);
 	before_done = after_done = 0;
@@ -867,6 +876,7 @@ int main(void)
 
 	test_names();
 	ok(sched_find("nope") == NULL, "unknown scheduler name: NULL");
+	ok(sched_find(NULL) == NULL, "no scheduler name: NULL");
 	for (int i = 0; i < 2; i++) {
 		ops = sched_find(names[i]);
 		require(ops != NULL && strcmp(ops->so_name, names[i]) == 0);
