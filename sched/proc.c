@@ -17,7 +17,11 @@
 
 enum {
 	SPIN_ROUNDS = 200,		/* polls before sleeping */
-	CHUNK_SIZE  = 1 << 20		/* arenas grow by this much */
+	CHUNK_SIZE  = 1 << 20,		/* arenas grow by this much */
+	/* A processor's native stack holds its running thread's: at least
+	 * what a thread may block with, and as much again for the frames
+	 * that do the switch, signal handlers and deeper calls. */
+	PROC_STACK_MIN = 2 * USCHED_STACK_MAX_DEFAULT
 };
 
 __thread struct proc *proc_current[PROCS_SLOTS];
@@ -421,13 +425,35 @@ static void *proc_main(void *arg)
 }
 
 /*
+ * Attributes for a processor's native thread: the default ones (ulimit -s
+ * sets the stack size), with a stack of at least PROC_STACK_MIN, so that a
+ * small default crashes no thread the stack limit lets block. 0 or an
+ * error number.
+ */
+static int proc_attr(pthread_attr_t *attr)
+{
+	size_t size;
+	int rc = pthread_attr_init(attr);
+
+	if (rc != 0)
+		return rc;
+	rc = pthread_attr_getstacksize(attr, &size);	/* glibc: the default */
+	if (rc == 0 && size < PROC_STACK_MIN)
+		rc = pthread_attr_setstacksize(attr, PROC_STACK_MIN);
+	if (rc != 0)
+		pthread_attr_destroy(attr);
+	return rc;
+}
+
+/*
  * Starts the processors not running yet. If one cannot be started, the
  * error is returned and the next procs_start or procs_fini tries again from
  * there: its threads must not be stranded.
  */
 int procs_start(struct procs *ps)
 {
-	int pin;
+	pthread_attr_t attr;
+	int pin, rc;
 
 	if (ps->ps_base == NULL || ps->ps_finished)
 		return -EINVAL;
@@ -441,16 +467,18 @@ int procs_start(struct procs *ps)
 			return -EINVAL;
 		ps->ps_pin = pin;
 	}
+	if ((rc = proc_attr(&attr)) != 0)
+		return -rc;
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
 		struct proc *p = proc_nth(ps, ps->ps_run);
-		int rc;
 
 		p->p_sched.s_share_fpctl = share_fpctl;
-		rc = pthread_create(&p->p_thread, NULL, proc_main, p);
+		rc = pthread_create(&p->p_thread, &attr, proc_main, p);
 		if (rc != 0)
-			return -rc;
+			break;
 	}
-	return 0;
+	pthread_attr_destroy(&attr);
+	return -rc;
 }
 
 int procs_fini(struct procs *ps)

@@ -1,8 +1,14 @@
-/* Allocation failure and the stack limit: reported, nothing lost. */
+/*
+ * Allocation failure and the stack limit: reported, nothing lost; with the
+ * schedulers too, whatever the native threads' default stack size.
+ */
+#define _GNU_SOURCE
 #include "tap.h"
 #include "tsched.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/wait.h>
 
 static struct tsched ts;
 
@@ -110,11 +116,76 @@ static void test_wait_fails(void)
 	   "a failed wait returns the error and the thread finishes");
 }
 
+/*
+ * The schedulers' processors run their threads on their own native stacks:
+ * a small default (ulimit -s, here pthread_setattr_default_np) must not
+ * turn a stack the limit allows into a crash, nor hide -E2BIG.
+ */
+enum { SMALL_DEFAULT = 256 << 10 };
+static const struct sched_ops *ops;
+static void *deep_thread;
+
+static int deep_wait(void)
+{
+	return ops->so_wait();
+}
+
+static void deep_waiter(void *arg)
+{
+	int *rc = arg;
+
+	rc[0] = tap_deep(600, deep_wait);	/* ~600 KiB: saved */
+	rc[1] = tap_deep(1100, deep_wait);	/* over 1 MiB: -E2BIG */
+}
+
+static void deep_waker(void *arg)
+{
+	int *rc = arg;
+
+	rc[2] = ops->so_wake(deep_thread);	/* it blocked: one processor */
+}
+
+static int small_stack_child(void)
+{
+	pthread_attr_t attr;
+	int rc[3] = { 1, 1, 1 };
+
+	if (pthread_attr_init(&attr) != 0 ||
+	    pthread_attr_setstacksize(&attr, SMALL_DEFAULT) != 0 ||
+	    pthread_setattr_default_np(&attr) != 0 ||
+	    ops->so_init(1, 1) != 0 ||
+	    (deep_thread = ops->so_spawn(deep_waiter, rc, 0)) == NULL ||
+	    ops->so_spawn(deep_waker, rc, 0) == NULL || ops->so_fini() != 0)
+		return 2;
+	return rc[0] == 0 && rc[1] == -E2BIG && rc[2] == 0 ? 0 : 1;
+}
+
+static void test_small_native_stack(const char *name)
+{
+	pid_t pid;
+	int status;
+
+	ops = sched_find(name);
+	require(ops != NULL);
+	pid = tap_fork();
+	if (pid == 0) {
+		alarm(30);
+		_exit(small_stack_child());
+	}
+	status = tap_wait(pid);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "%s: with a %d KiB default native stack, a thread blocks at 600 "
+	   "KiB, and gets -E2BIG over 1 MiB (status %#x)", name,
+	   SMALL_DEFAULT >> 10, status);
+}
+
 int main(void)
 {
 	test_nomem();
 	test_limit();
 	test_default_limit();
 	test_wait_fails();
+	test_small_native_stack("rr");
+	test_small_native_stack("ll");
 	return tap_done();
 }
