@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 struct cycle {
 	struct usched  c_s;
@@ -132,6 +133,24 @@ static const char usage[] =
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
+/*
+ * The threads run on this native stack: a thread with extra bytes that do
+ * not fit under ulimit -s would die of SIGSEGV. Slack: the frames of main,
+ * usched and printf.
+ */
+enum { STACK_SLACK = 64 << 10 };
+
+static void check_stack(uint64_t extra)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    extra + STACK_SLACK > rl.rlim_cur)
+		fail("EXTRA_BYTES %llu needs more stack than ulimit -s allows "
+		     "(%llu KiB)", (unsigned long long)extra,
+		     (unsigned long long)rl.rlim_cur >> 10);
+}
+
 /* Every size is checked before the first is timed. */
 static void run_sizes(const char *const *sizes, int nsizes, int threads,
 		      uint64_t rounds)
@@ -148,6 +167,7 @@ static void run_sizes(const char *const *sizes, int nsizes, int threads,
 	/* thread, saved frames and context, the extra bytes */
 	check_memory(prog, (double)threads * (sizeof(struct ustack) + 256 +
 					     most));
+	check_stack(most);
 	printf("%10s %10s\n", "saved B", "ns/switch");
 	for (int k = 0; k < nsizes; k++) {
 		double ns = ns_per_switch(threads, rounds, extra[k], &used);

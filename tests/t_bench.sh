@@ -207,6 +207,10 @@ out=$( (ulimit -v 400000; timeout 120 "$bin/switch" -n 1 -t 10000 524288) \
 	2>&1)
 [ $? = 1 ] && [[ $out == *"a block failed: Cannot allocate memory"* ]]
 ok $? "switch under a 400 MB limit: a block failed, and why"
+out=$( (ulimit -s 128; timeout 120 "$bin/switch" -n 10 0 200000) 2>&1)
+[ $? = 1 ] && [[ $out == *"more stack than ulimit -s allows"* ]] &&
+	[[ $out != *"saved B"* ]]
+ok $? "switch under ulimit -s 128: 200000 extra bytes do not fit, and why"
 msg_is "COUNT: not a number from 1 to" "$bin/create" 0
 built create-cpp && msg_is "COUNT: not a number from 1 to" "$bin/create-cpp" -1
 msg_is "P: not a number from 1 to" "$bin/skynet" 10 0
