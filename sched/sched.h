@@ -29,10 +29,11 @@ struct sched_ops {
 	 * -EINVAL before init, after fini, or with a bad USCHED_PIN. */
 	int   (*so_start)(void);
 	/* A new thread running f(arg); NULL with errno set on failure:
-	 * ENOMEM, or EINVAL: f is NULL, or fini found every thread finished. A spawn
-	 * while fini waits adds a thread it waits for. group places it: ll
-	 * runs it on processor group % proc_nr (a negative group: EINVAL);
-	 * rr ignores it and spreads threads over the processors in turn. */
+	 * ENOMEM, or EINVAL: f is NULL, or fini found every thread
+	 * finished. A spawn while fini waits adds a thread it waits for.
+	 * group places it: ll runs it on processor group % proc_nr (a
+	 * negative group: EINVAL); rr ignores it and spreads threads over
+	 * the processors in turn. */
 	void *(*so_spawn)(void (*f)(void *), void *arg, int group);
 	/* Blocks the calling thread until woken; 0, or -errno (not blocked):
 	 * -EPERM outside a thread of this scheduler, -E2BIG if its stack is
