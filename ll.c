@@ -79,7 +79,7 @@ static void ll_drain(struct ll_proc *l)
 		spawned = thread_state(&t->l_t) == ST_SPAWNED;
 		if (spawned)	/* n counts its start too */
 			thread_set_state(&t->l_t, ST_WAITING);
-		l->l_p.p_stats.ss_remote_wakes += n - spawned;
+		stat_add(&l->l_p.p_stats.ss_remote_wakes, n - spawned);
 		ll_wake_local(&l->l_p, &t->l_t, n);	/* too late if ended */
 		thread_release(&t->l_t);	/* the inbox's hold */
 	}
@@ -129,7 +129,7 @@ static struct ustack *ll_next(struct usched *s)
 	if (t == NULL && (t = ll_next_slow(l)) == NULL)
 		return NULL;
 	thread_set_state(t, ST_RUNNING);
-	p->p_stats.ss_switches++;
+	stat_add(&p->p_stats.ss_switches, 1);
 	proc_prefetch_next(p);
 	return &t->t_u;
 }
@@ -252,7 +252,7 @@ int ll_wake(struct ll_thread *t)
 		return ll_wake_remote(t);
 	rc = ll_wake_local(&l->l_p, &t->l_t, 1);
 	if (rc == 0)
-		l->l_p.p_stats.ss_local_wakes++;
+		stat_add(&l->l_p.p_stats.ss_local_wakes, 1);
 	return rc;
 }
 

@@ -74,7 +74,7 @@ static struct ustack *rr_next(struct usched *s)
 		pthread_mutex_lock(&r->r_lock);
 	}
 	thread_set_state(t, ST_RUNNING);
-	p->p_stats.ss_switches++;
+	stat_add(&p->p_stats.ss_switches, 1);
 	proc_prefetch_next(p);
 	pthread_mutex_unlock(&r->r_lock);
 	return &t->t_u;
@@ -171,8 +171,8 @@ static int rr_wake_from(struct sched_thread *t, struct proc *here)
 		rr_permits_add(t, 1);
 	}
 	if (rc == 0)
-		*(local ? &r->r_p.p_stats.ss_local_wakes :
-			  &r->r_p.p_stats.ss_remote_wakes) += 1;
+		stat_add(local ? &r->r_p.p_stats.ss_local_wakes :
+				 &r->r_p.p_stats.ss_remote_wakes, 1);
 	pthread_mutex_unlock(&r->r_lock);
 	if (!local)
 		thread_release(t);

@@ -349,7 +349,7 @@ void proc_idle(struct proc *p, int (*has_work)(struct proc *))
 	}
 	__atomic_store_n(&p->p_asleep, 1, __ATOMIC_SEQ_CST);
 	if (!has_work(p) && !procs_over(p->p_procs)) {
-		p->p_stats.ss_sleeps++;
+		stat_add(&p->p_stats.ss_sleeps, 1);
 		while (__atomic_load_n(&p->p_asleep, __ATOMIC_SEQ_CST))
 			futex_wait(&p->p_asleep, 1);
 	}
@@ -511,11 +511,26 @@ int procs_fini(struct procs *ps)
 	return 0;
 }
 
+/* The processors update their counters while this reads them (stat_add). */
+static unsigned long stat_read(const unsigned long *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
 int procs_stats(struct procs *ps, int i, struct sched_stats *out)
 {
+	struct proc *p;
+
 	if (ps->ps_base == NULL || i < 0 || i >= ps->ps_nr || out == NULL)
 		return -EINVAL;
-	*out = proc_nth(ps, i)->p_stats;
-	out->ss_max_stack = proc_nth(ps, i)->p_sched.s_max_used;
+	p = proc_nth(ps, i);
+	*out = (struct sched_stats){
+		.ss_switches = stat_read(&p->p_stats.ss_switches),
+		.ss_local_wakes = stat_read(&p->p_stats.ss_local_wakes),
+		.ss_remote_wakes = stat_read(&p->p_stats.ss_remote_wakes),
+		.ss_sleeps = stat_read(&p->p_stats.ss_sleeps),
+		.ss_max_stack = __atomic_load_n(&p->p_sched.s_max_used,
+						__ATOMIC_RELAXED),
+	};
 	return 0;
 }

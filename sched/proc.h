@@ -130,6 +130,18 @@ static inline void procs_wake_leave(struct procs *ps)
 	__atomic_sub_fetch(&ps->ps_wakers, WAKER_ONE, __ATOMIC_RELEASE);
 }
 
+/*
+ * Adds n to a counter of p_stats. Each counter has one writer at a time
+ * (its processor, or a waker under rr's lock), but so_stats may read it
+ * from any native thread meanwhile: relaxed atomics, which compile to the
+ * plain load and store, and tear nothing.
+ */
+static inline void stat_add(unsigned long *c, unsigned long n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
 static inline struct proc *proc_nth(struct procs *ps, int i)
 {
 	return (struct proc *)(ps->ps_base + (size_t)i * ps->ps_size);

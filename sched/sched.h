@@ -56,8 +56,8 @@ struct sched_ops {
 	 * init or after fini. Native threads that spawn or wake must be done
 	 * (joined) before so_init again. */
 	int   (*so_fini)(void);
-	/* Counters of processor proc (after start); -EINVAL if no such one
-	 * or out is NULL. */
+	/* Counters of processor proc (after start, from any native thread,
+	 * also while it runs); -EINVAL if no such one or out is NULL. */
 	int   (*so_stats)(int proc, struct sched_stats *out);
 };
 

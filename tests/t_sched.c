@@ -1,10 +1,11 @@
 /*
  * The schedulers, through the function table: rings on one and several
  * processors, wake before wait, banked wakes, wake of a finished thread,
- * idle processors and termination, calls from the wrong thread, spawning
- * from threads and from native threads (during fini too) and the memory
- * it takes, wakes during fini, a million threads, a shared floating-point
- * control state (sched_set_share_fpctl).
+ * counters read while the processors run, idle processors and
+ * termination, calls from the wrong thread, spawning from threads and
+ * from native threads (during fini too) and the memory it takes, wakes
+ * during fini, a million threads, a shared floating-point control state
+ * (sched_set_share_fpctl).
  */
 #include "tap.h"
 #include "tsched.h"
@@ -86,6 +87,72 @@ static void run_ring(int n, int r, int m, int procs, int spread)
 	if (spread && procs > 1)
 		ok(st.ss_remote_wakes > (unsigned long)m,
 		   "%s: wakes crossed processors", ops->so_name);
+	free(ring.r_thread);
+	free(ring.r_got);
+}
+
+/*
+ * so_stats from a native thread while the processors run: the counters
+ * only grow, every switch and sleep is counted once, and ThreadSanitizer
+ * sees no race with the processors and wakers that update them.
+ */
+enum { STATS_PROCS = 3 };
+static int stats_stop;
+
+static int stats_grew(const struct sched_stats *now,
+		      const struct sched_stats *was)
+{
+	return now->ss_switches >= was->ss_switches &&
+	       now->ss_local_wakes >= was->ss_local_wakes &&
+	       now->ss_remote_wakes >= was->ss_remote_wakes &&
+	       now->ss_sleeps >= was->ss_sleeps &&
+	       now->ss_max_stack >= was->ss_max_stack;
+}
+
+static void *stats_reader(void *arg)
+{
+	struct sched_stats was[STATS_PROCS] = { { 0 } }, now;
+	long *reads = arg, bad = 0;
+
+	do {
+		for (int p = 0; p < STATS_PROCS; p++) {
+			bad += ops->so_stats(p, &now) != 0 ||
+			       !stats_grew(&now, &was[p]);
+			was[p] = now;
+		}
+		++*reads;
+	} while (!__atomic_load_n(&stats_stop, __ATOMIC_ACQUIRE));
+	return (void *)bad;
+}
+
+static void test_stats_while_running(void)
+{
+	long n = 4, r = 6, total = n * r, m = 2000, reads = 0, bad;
+	pthread_t th;
+	void *rc;
+
+	ring = (struct ring){ .r_n = n, .r_m = m,
+			      .r_thread = calloc(total, sizeof(void *)),
+			      .r_got = calloc(total, sizeof(long)) };
+	require(ring.r_thread != NULL && ring.r_got != NULL);
+	require(ops->so_init(STATS_PROCS, total) == 0);
+	for (long i = 0; i < total; i++) {
+		ring.r_thread[i] = ops->so_spawn(member, (void *)i, (int)i);
+		require(ring.r_thread[i] != NULL);
+	}
+	require(ops->so_start() == 0);
+	stats_stop = 0;
+	require(pthread_create(&th, NULL, stats_reader, &reads) == 0);
+	require(ops->so_fini() == 0);
+	__atomic_store_n(&stats_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, &rc);
+	bad = (long)rc;
+	for (long i = 0; i < total; i++)
+		bad += ring.r_got[i] != m;
+	ok(bad == 0 && ring.r_errors == 0,
+	   "%s: counters read %ld times from a native thread during a "
+	   "ring on %d processors: they only grow (%ld wrong)", ops->so_name,
+	   reads, STATS_PROCS, bad);
 	free(ring.r_thread);
 	free(ring.r_got);
 }
@@ -873,6 +940,7 @@ int main(void)
 		run_ring(5, 7, 1000, 2, 0);
 		run_ring(2, 4, 20000, 2, 1);
 		run_ring(3, 50, 2000, 3, 1);
+		test_stats_while_running();
 		test_wake_before_wait();
 		test_many_banked();
 		test_buffer_align();
