@@ -54,8 +54,10 @@ fi
 
 if have valgrind; then
 	build valgrind gcc O2
+	# fair-sched: valgrind runs one native thread at a time, and by
+	# default lets a spinning one keep its turn (t_sched: 20 s to 4 min)
 	wrap valgrind env USCHED_TEST_THREADS=20000 valgrind -q \
-		--error-exitcode=9 --leak-check=full \
+		--fair-sched=yes --error-exitcode=9 --leak-check=full \
 		--errors-for-leak-kinds=definite --child-silent-after-fork=yes
 else
 	echo "skipping valgrind: not installed"
