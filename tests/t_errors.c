@@ -125,17 +125,12 @@ enum { SMALL_DEFAULT = 256 << 10 };
 static const struct sched_ops *ops;
 static void *deep_thread;
 
-static int deep_wait(void)
-{
-	return ops->so_wait();
-}
-
 static void deep_waiter(void *arg)
 {
 	int *rc = arg;
 
-	rc[0] = tap_deep(600, deep_wait);	/* ~600 KiB: saved */
-	rc[1] = tap_deep(1100, deep_wait);	/* over 1 MiB: -E2BIG */
+	rc[0] = tap_deep(600, ops->so_wait);	/* ~600 KiB: saved */
+	rc[1] = tap_deep(1100, ops->so_wait);	/* over 1 MiB: -E2BIG */
 }
 
 static void deep_waker(void *arg)

@@ -57,11 +57,13 @@ static void member(void *arg)
 	}
 }
 
-/* spread: neighbours in different groups, so ll wakes cross processors. */
-static void run_ring(int n, int r, int m, int procs, int spread)
+/*
+ * Sets up a ring of R cycles of N threads and spawns them. spread:
+ * neighbours in different groups, so ll wakes cross processors.
+ */
+static long ring_spawn(int n, int r, int m, int procs, int spread)
 {
-	long total = (long)n * r, bad = 0;
-	struct sched_stats st;
+	long total = (long)n * r;
 
 	ring = (struct ring){ .r_n = n, .r_m = m,
 			      .r_thread = calloc(total, sizeof(void *)),
@@ -73,10 +75,29 @@ static void run_ring(int n, int r, int m, int procs, int spread)
 						 (int)(spread ? i : i / n));
 		require(ring.r_thread[i] != NULL);
 	}
+	return total;
+}
+
+/* After the run: how many threads did not get their M tokens. */
+static long ring_wrong(long total)
+{
+	long bad = 0;
+
+	for (long i = 0; i < total; i++)
+		bad += ring.r_got[i] != ring.r_m;
+	free(ring.r_thread);
+	free(ring.r_got);
+	return bad;
+}
+
+static void run_ring(int n, int r, int m, int procs, int spread)
+{
+	long total = ring_spawn(n, r, m, procs, spread), bad;
+	struct sched_stats st;
+
 	require(ops->so_start() == 0);
 	require(ops->so_fini() == 0);
-	for (long i = 0; i < total; i++)
-		bad += ring.r_got[i] != m;
+	bad = ring_wrong(total);
 	require(tsched_stats_sum(ops, &st, 1) == procs);
 	ok(bad == 0 && ring.r_errors == 0 &&
 	   st.ss_switches >= (unsigned long)total,
@@ -87,8 +108,6 @@ static void run_ring(int n, int r, int m, int procs, int spread)
 	if (spread && procs > 1)
 		ok(st.ss_remote_wakes > (unsigned long)m,
 		   "%s: wakes crossed processors", ops->so_name);
-	free(ring.r_thread);
-	free(ring.r_got);
 }
 
 /*
@@ -130,34 +149,21 @@ static void *stats_reader(void *arg)
 
 static void test_stats_while_running(void)
 {
-	long n = 4, r = 6, total = n * r, m = 2000, reads = 0, bad;
+	long total = ring_spawn(4, 6, 2000, STATS_PROCS, 1), reads = 0, bad;
 	pthread_t th;
 	void *rc;
 
-	ring = (struct ring){ .r_n = n, .r_m = m,
-			      .r_thread = calloc(total, sizeof(void *)),
-			      .r_got = calloc(total, sizeof(long)) };
-	require(ring.r_thread != NULL && ring.r_got != NULL);
-	require(ops->so_init(STATS_PROCS, total) == 0);
-	for (long i = 0; i < total; i++) {
-		ring.r_thread[i] = ops->so_spawn(member, (void *)i, (int)i);
-		require(ring.r_thread[i] != NULL);
-	}
 	require(ops->so_start() == 0);
 	stats_stop = 0;
 	require(pthread_create(&th, NULL, stats_reader, &reads) == 0);
 	require(ops->so_fini() == 0);
 	__atomic_store_n(&stats_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, &rc);
-	bad = (long)rc;
-	for (long i = 0; i < total; i++)
-		bad += ring.r_got[i] != m;
+	bad = (long)rc + ring_wrong(total);
 	ok(bad == 0 && ring.r_errors == 0,
 	   "%s: counters read %ld times from a native thread during a "
 	   "ring on %d processors: they only grow (%ld wrong)", ops->so_name,
 	   reads, STATS_PROCS, bad);
-	free(ring.r_thread);
-	free(ring.r_got);
 }
 
 /* Wake before wait: the wake is kept. */
