@@ -9,7 +9,8 @@ ring program printed (its run, thread creation included): the point is
 N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
 holds a header (machine, toolchains, date, the usched commits the points
-were measured at, with a warning when there are several), one table per N
+were measured at, with a warning when there are several, and one when
+the implementations of a column ran different M), one table per N
 (cells: the point's value with 2 decimals, "fail" for a failed point,
 empty when not run), the failures' reasons and links to the images;
 summary.csv holds every point's numbers.
@@ -190,8 +191,21 @@ def commits(points):
                      for c, k in counts), len(counts)
 
 
+def mixed_rounds(points):
+    """"N=.. R=..: M a (k points), b (j points)" for every (N, R) whose
+    implementations ran different M (results of several profiles in one
+    directory): their figures in that column are not the same work."""
+    ms = collections.defaultdict(collections.Counter)
+    for p in points:
+        ms[p["n"], p["r"]][p["m"]] += 1
+    return [f"N={n} R={r}: M " + ", ".join(
+                f"{m} ({k} point{'s' * (k > 1)})" for m, k in sorted(c.items()))
+            for (n, r), c in sorted(ms.items()) if len(c) > 1]
+
+
 def header(info, source, points):
     used, many = commits(points)
+    mixed = mixed_rounds(points)
     rows = [("CPU", f"{info.get('cpu')} ({info.get('cores')} cores, "
                     f"{info.get('cpus_used')} used)"),
             ("Kernel", info.get("kernel")),
@@ -207,6 +221,10 @@ def header(info, source, points):
         lines += ["", f"**Warning: the points come from {many} different "
                   "usched commits** (summary.csv's usched column gives "
                   "each point's)."]
+    if mixed:
+        lines += ["", "**Warning: implementations ran different M in the "
+                  "same column** (results of several profiles?): "
+                  + "; ".join(mixed) + "."]
     return "\n".join(lines)
 
 
@@ -307,6 +325,9 @@ def main(argv=None):
     if many > 1:
         print(f"graph.py: warning: the points come from {many} usched "
               f"commits: {used}", file=sys.stderr)
+    for line in mixed_rounds(points):
+        print(f"graph.py: warning: different M in one column: {line}",
+              file=sys.stderr)
     md = os.path.join(opts.out, "report.md")
     try:
         os.makedirs(opts.out, exist_ok=True)

@@ -139,6 +139,14 @@ def test_graph(tmp):
           "(6 points), v1 (1 point)" in p.stderr,
           "points of several commits: listed in the header, with a "
           "warning there and on stderr", md[:800] + p.stderr)
+    mixed = ("N=2 R=8: M 500 (1 point), 1000 (1 point); "
+             "N=8 R=2: M 100 (1 point), 500 (1 point).")
+    warning = [x for x in md.splitlines() if "different M" in x]
+    check(len(warning) == 1 and warning[0].endswith(": " + mixed)
+          and "different M in one column: N=2 R=8: M 500 (1 point), 1000 "
+          "(1 point)\n" in p.stderr,
+          "a column whose implementations ran different M: a warning in "
+          "the header and on stderr", md[:1200] + p.stderr)
     with open(os.path.join(out, "summary.csv")) as f:
         rows = f.read().splitlines()
     check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2,,v1" in rows,
