@@ -18,7 +18,8 @@ A point that exits non-zero, is killed, times out (--timeout) or drives the
 machine out of memory (MemAvailable below --mem-reserve) is recorded as
 failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
-their M, D, P, timed or warm-up runs or binary (its SHA-256) changed, or
+their arguments (flags, M, D, P), timed or warm-up runs or binary (its
+SHA-256) changed, or
 --retry-failed is given for failed ones.  Each point records the usched
 commit (git describe) it was measured at.
 """
@@ -164,14 +165,16 @@ def sha256(path):
 
 
 def is_done(results, pt, opts):
-    """True if the point has a saved result measured the same way: same M,
-    D, P, runs and warm-up runs, and the same binary."""
+    """True if the point has a saved result measured the same way: same
+    arguments (flags, N, R, M, D, P), runs and warm-up runs, and the same
+    binary."""
     try:
         with open(result_path(results, pt)) as f:
             old = json.load(f)
-        same = (old["m"], old["d"], old["p"], old["runs"], old["warmup"],
-                old["binary_sha256"]) == (pt.m, pt.d, pt.p, opts.runs,
-                                          opts.warmup, sha256(pt.argv[0]))
+        same = (old["command"][1:], old["m"], old["d"], old["p"],
+                old["runs"], old["warmup"], old["binary_sha256"]) == (
+                    list(pt.argv[1:]), pt.m, pt.d, pt.p, opts.runs,
+                    opts.warmup, sha256(pt.argv[0]))
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return same and not (opts.retry_failed and old.get("status") != "ok")

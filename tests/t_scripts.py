@@ -423,6 +423,18 @@ def test_sweep(tmp):
         else:
             check("0 points to run, 1 already done" in p.stdout,
                   "the same settings again: nothing new", p.stdout)
+    # A point saved with other flags (an older IMPLS, say) is not reused.
+    path = os.path.join(res, "POSIX_N2_R4.json")
+    with open(path) as f:
+        old = json.load(f)
+    with open(path, "w") as f:
+        json.dump(dict(old, command=old["command"][:1] + ["-x"]
+                       + old["command"][1:]), f)
+    p = sweep(bindir, res, "--rs", "4", "--only", "POSIX", "--runs", "3",
+              "--warmup", "0")
+    check("1 points to run, 0 already done" in p.stdout,
+          "a point measured with other arguments is measured again",
+          p.stdout + p.stderr)
     fake_bin(bindir, "ring-pthread", "echo 0.005")
     p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
     check("1 points to run, 0 already done" in p.stdout
