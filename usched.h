@@ -12,6 +12,17 @@
 
 #include <stddef.h>
 
+/*
+ * Stacks the compiler keeps beside the native one (clang's SafeStack and
+ * ShadowCallStack) are per native thread: they would not be copied with a
+ * thread's stack, and the threads' frames there would overwrite each other.
+ */
+#if defined(__has_feature)
+#if __has_feature(safe_stack) || __has_feature(shadow_call_stack)
+#error "usched: -fsanitize=safe-stack and shadow-call-stack are not supported"
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -24,4 +24,15 @@ readelf -n "$tmp/obj/rr.o" | grep -q SHSTK
 ok $? "rr.o claims shadow stacks (the flag took effect)"
 ! readelf -n "$tmp/obj/usched.o" | grep -q SHSTK
 ok $? "usched.o does not"
+
+# SafeStack's and ShadowCallStack's stacks are per native thread, and would
+# silently mix the threads' frames: the header refuses them.
+if command -v clang >/dev/null; then
+	echo '#include "usched.h"' >"$tmp/ss.c"
+	! clang -fsanitize=safe-stack -I"$root" -c "$tmp/ss.c" \
+		-o "$tmp/ss.o" 2>"$tmp/ss.log"
+	ok $? "a program using usched.h does not compile with SafeStack"
+	grep -q "safe-stack" "$tmp/ss.log"
+	ok $? "and the compiler says why"
+fi
 tap_done
