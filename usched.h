@@ -44,9 +44,9 @@ struct usched {
 	void           (*s_free)(struct usched *s, void *buf, int size);
 	/* Optional: a thread finished; its buffer was already given back. */
 	void           (*s_done)(struct usched *s, struct ustack *u);
-	/* Optional: limit on a blocked thread's stack, 0 for the default;
-	 * checked when a buffer must grow (a bigger one from ustack_init
-	 * allows as much). */
+	/* Optional: limit on a blocked thread's stack, 0 for the default
+	 * (negative stops usched_run with a message); checked when a buffer
+	 * must grow (a bigger one from ustack_init allows as much). */
 	int              s_stack_max;
 	/* Optional: nonzero if the threads share one floating-point control
 	 * state (x86-64: MXCSR, x87 control word; aarch64: FPCR), as
