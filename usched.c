@@ -236,6 +236,15 @@ static SWITCHING void san_save(struct ustack *u, char *sp, long used)
 }
 
 /*
+ * detect_stack_use_after_return moves frames to a fake stack per native
+ * thread, which blocks do not copy: threads would share those frames.
+ */
+static int san_fake_stack(void)
+{
+	return __asan_get_current_fake_stack() != NULL;
+}
+
+/*
  * Called by uarch_resume instead of memcpy: the stack, then its shadow.
  * Only now, with the stack pointer at dst: a signal handler runs below it,
  * and would find the resumed thread's redzones in its own frame.
@@ -255,6 +264,11 @@ static inline void san_save(struct ustack *u, char *sp, long used)
 	(void)u;
 	(void)sp;
 	(void)used;
+}
+
+static inline int san_fake_stack(void)
+{
+	return 0;
 }
 #endif
 
@@ -464,6 +478,11 @@ void usched_run(struct usched *s)
 			     "must be set");
 	if (s->s_stack_max < 0)
 		usched_panic("usched_run(): s_stack_max is negative");
+	if (san_fake_stack())
+		usched_panic("usched_run(): AddressSanitizer's "
+			     "detect_stack_use_after_return is on; its frames "
+			     "would not follow the threads (run with "
+			     "ASAN_OPTIONS=detect_stack_use_after_return=0)");
 	if (__atomic_exchange_n(&s->s_running, 1, __ATOMIC_ACQUIRE))
 		usched_panic("usched_run(): dispatcher %p is already running "
 			     "on another native thread", (void *)s);

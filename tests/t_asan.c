@@ -141,8 +141,30 @@ static void run_signals(void *arg)
 	abort();
 }
 
+/*
+ * Fake frames (detect_stack_use_after_return) are per native thread: the
+ * dispatcher refuses to run with them. Set here, as the environment may
+ * not be: instrumented code reads the flag at every call.
+ */
+extern int __asan_option_detect_stack_use_after_return;
+
+static void run_fake_stack(void *arg)
+{
+	struct tsched ts;
+
+	(void)arg;
+	__asan_option_detect_stack_use_after_return = 1;
+	tsched_init(&ts);
+	tsched_spawn(&ts, other, NULL);
+	tsched_run(&ts);
+	fputs("usched-asan: ran with fake frames\n", stderr);
+	exit(0);
+}
+
 int main(void)
 {
+	dies_with(run_fake_stack, NULL, "detect_stack_use_after_return",
+		  "detect_stack_use_after_return: refused with a message");
 	dies_with(run, (void *)0L, "usched-asan: clean run",
 		  "no report without a bug");
 	dies_with(run_signals, NULL, "usched-asan: clean run",
