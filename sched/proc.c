@@ -486,12 +486,18 @@ int procs_fini(struct procs *ps)
 	void *c;
 	int rc;
 
-	if (ps->ps_base == NULL || ps->ps_finished)
+	if (ps->ps_base == NULL)
 		return -EINVAL;
 	if (procs_inside(ps))	/* would wait for itself */
 		return -EDEADLK;
-	if (ps->ps_run < ps->ps_nr && (rc = procs_start(ps)) != 0)
+	/* One fini at a time: a second one from another native thread would
+	 * join the processors again. Finished, or one is under way. */
+	if (__atomic_exchange_n(&ps->ps_closing, 1, __ATOMIC_ACQUIRE))
+		return -EINVAL;
+	if (ps->ps_run < ps->ps_nr && (rc = procs_start(ps)) != 0) {
+		__atomic_store_n(&ps->ps_closing, 0, __ATOMIC_RELEASE);
 		return rc;
+	}
 	__atomic_fetch_or(&ps->ps_live, LIVE_EXITING, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < ps->ps_nr; i++)
 		proc_kick(proc_nth(ps, i));

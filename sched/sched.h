@@ -53,8 +53,9 @@ struct sched_ops {
 	/* Starts the processors if needed (failing as so_start does), waits
 	 * for every thread to finish, stops the processors and frees
 	 * everything. -EDEADLK from one of its own threads; -EINVAL before
-	 * init or after fini. Native threads that spawn or wake must be done
-	 * (joined) before so_init again. */
+	 * init, after fini, or while another native thread's fini runs.
+	 * Native threads that spawn or wake must be done (joined) before
+	 * so_init again. */
 	int   (*so_fini)(void);
 	/* Counters of processor proc (after start, from any native thread,
 	 * also while it runs); -EINVAL if no such one or out is NULL. */

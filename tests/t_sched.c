@@ -639,6 +639,57 @@ static void test_wake_during_fini(void)
 }
 
 /*
+ * fini from two native threads at once, while a thread keeps the
+ * processors busy for a while: one fini waits and returns 0, the other
+ * returns -EINVAL at once (it used to join the processors a second time,
+ * and hang or worse).
+ */
+static int fini_pair_rc[2];
+static long fini_pair_in;
+
+static void fini_pair_busy(void *arg)
+{
+	(void)arg;
+	/* both fini calls come in while this runs, or soon after */
+	while (__atomic_load_n(&fini_pair_in, __ATOMIC_ACQUIRE) < 2 &&
+	       ops->so_wake(ops->so_self()) == 0 && ops->so_wait() == 0)
+		;
+	usleep(20000);
+}
+
+static void *fini_pair(void *arg)
+{
+	__atomic_add_fetch(&fini_pair_in, 1, __ATOMIC_ACQ_REL);
+	fini_pair_rc[(long)arg] = ops->so_fini();
+	return NULL;
+}
+
+static void test_fini_concurrent(void)
+{
+	int bad = 0, rounds = 20;
+
+	tap_watchdog(60, "%s: two fini calls at once hang", ops->so_name);
+	for (int r = 0; r < rounds; r++) {
+		pthread_t th[2];
+
+		fini_pair_in = 0;
+		require(ops->so_init(2, 1) == 0 &&
+			ops->so_spawn(fini_pair_busy, NULL, 0) != NULL &&
+			ops->so_start() == 0);
+		for (long i = 0; i < 2; i++)
+			require(pthread_create(&th[i], NULL, fini_pair,
+					       (void *)i) == 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		bad += fini_pair_rc[0] + fini_pair_rc[1] != -EINVAL;
+	}
+	tap_watchdog_off();
+	ok(bad == 0, "%s: %d rounds of fini from two native threads at once: "
+	   "one 0, the other -EINVAL; %d rounds wrong", ops->so_name, rounds,
+	   bad);
+}
+
+/*
  * Threads spawned from outside their processor, from a native thread or
  * from a thread of another processor, in waves: the structs of one wave
  * serve the next, so the handles (the structs) are few, also while a
@@ -960,6 +1011,7 @@ int main(void)
 		test_wake_reuse();
 		test_spawn_during_fini();
 		test_wake_during_fini();
+		test_fini_concurrent();
 		test_spawn_elsewhere_reuse();
 		test_sparse_memory();
 		test_million();
