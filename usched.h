@@ -119,8 +119,16 @@ static inline struct ustack *usched_blocked(const struct usched *s)
  */
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len);
+/*
+ * Blocks the running thread: its stack is saved and s_next picks another.
+ * 0 once resumed; -ENOMEM or -E2BIG (over s_stack_max) if the stack could
+ * not be saved, without blocking. Outside a thread, stops the program.
+ */
 int  ustack_block(void);
+/* Ends the running thread, as returning from f does; outside one, stops
+ * the program. */
 void ustack_abort(void) __attribute__((noreturn));
+/* The running thread of this native thread's dispatcher, or NULL. */
 struct ustack *ustack_self(void);
 
 #ifdef __cplusplus

@@ -22,15 +22,18 @@ struct sched_ops {
 	const char *so_name;
 	/* proc_nr processors (1 to 4096); thread_nr expected threads (a
 	 * sizing hint). -EBUSY if set up and not finished: fini first;
-	 * -EINVAL: a bad proc_nr or USCHED_PIN; -ENOMEM. */
+	 * -EINVAL: a bad proc_nr or USCHED_PIN; -ENOMEM. init, start and
+	 * fini are for one native thread at a time (but a second fini while
+	 * one runs returns -EINVAL). */
 	int   (*so_init)(int proc_nr, int thread_nr);
 	/* Starts the processors. Threads may be spawned before or after.
 	 * -EPERM from one of its own threads; -EALREADY if started;
 	 * -EINVAL before init, after fini, or with a bad USCHED_PIN. */
 	int   (*so_start)(void);
 	/* A new thread running f(arg); NULL with errno set on failure:
-	 * ENOMEM, or EINVAL: f is NULL, or fini found every thread
-	 * finished. A spawn while fini waits adds a thread it waits for.
+	 * ENOMEM, or EINVAL: before init, f is NULL, or fini found every
+	 * thread finished. A spawn while fini waits adds a thread it waits
+	 * for: fini returns only once spawns stop.
 	 * group places it: ll runs it on processor group % proc_nr (a
 	 * negative group: EINVAL); rr ignores it and spreads threads over
 	 * the processors in turn. */
@@ -43,12 +46,15 @@ struct sched_ops {
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
 	 * or fini found every thread finished; -EINVAL: NULL. A handle is
-	 * valid until the next so_init. */
+	 * valid until the next so_init, and only with the scheduler that
+	 * made it. */
 	int   (*so_wake)(void *thread);
 	/* The calling thread's handle, NULL outside a thread of this
 	 * scheduler. */
 	void *(*so_self)(void);
-	/* Ends the calling thread, as returning from its function does. */
+	/* Ends the calling thread, as returning from its function does;
+	 * for threads of this scheduler (outside any thread, stops the
+	 * program). */
 	void  (*so_done)(void);
 	/* Starts the processors if needed (failing as so_start does), waits
 	 * for every thread to finish, stops the processors and frees
