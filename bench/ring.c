@@ -257,8 +257,9 @@ static void print_details(double secs)
 }
 
 /*
- * Options and arguments into ring, with the limits of this program: exits 2
- * on bad ones, 1 if the run cannot fit. Returns the BENCH_* flags given.
+ * Options and arguments into ring, with the limits of this program, and its
+ * handle and count arrays: exits 2 on bad ones, 1 if the run cannot fit.
+ * Returns the BENCH_* flags given.
  */
 static unsigned ring_setup(int argc, char **argv)
 {
@@ -286,6 +287,16 @@ static unsigned ring_setup(int argc, char **argv)
 		usage_fail(prog, usage, "N*R is more than %d", INT32_MAX);
 	/* struct, stack copy, handle, count: about 200 bytes a thread, plus D */
 	check_memory(prog, (double)a->threads * (200 + a->d));
+	/* before the clock starts, as the peers allocate their members */
+	ring.r_thread = malloc((a->threads + a->p * GROUP_GAP) *
+			       sizeof(void *));
+	ring.r_handed = calloc(a->threads + a->p * GROUP_GAP,
+			       sizeof(uint32_t));
+	if (ring.r_thread == NULL || ring.r_handed == NULL) {
+		fprintf(stderr, "%s: out of memory for %llu threads\n", prog,
+			(unsigned long long)a->threads);
+		exit(1);
+	}
 	return flags;
 }
 
@@ -294,12 +305,7 @@ static int ring_spawn(const char *prog)
 {
 	const struct ring_args *a = &ring.r_args;
 
-	ring.r_thread = malloc((a->threads + a->p * GROUP_GAP) *
-			       sizeof(void *));
-	ring.r_handed = calloc(a->threads + a->p * GROUP_GAP,
-			       sizeof(uint32_t));
-	if (ring.r_thread == NULL || ring.r_handed == NULL ||
-	    ring.r_ops->so_init(a->p, a->threads)) {
+	if (ring.r_ops->so_init(a->p, a->threads)) {
 		fprintf(stderr, "%s: cannot set up %llu threads on %llu "
 			"processors\n", prog, (unsigned long long)a->threads,
 			(unsigned long long)a->p);
