@@ -182,13 +182,17 @@ def machine(results):
         return sweep.machine_info(), "read when the report was made"
 
 
+def counted(counts):
+    """"VALUE (k points), ..." of (value, k) pairs."""
+    return ", ".join(f"{v} ({k} point{'s' * (k > 1)})" for v, k in counts)
+
+
 def commits(points):
     """"COMMIT (k points), ..." of the usched commits the points were
     measured at, most points first, and how many commits there are."""
     counts = collections.Counter(p.get("usched") or "unknown"
                                  for p in points).most_common()
-    return ", ".join(f"{c} ({k} point{'s' * (k > 1)})"
-                     for c, k in counts), len(counts)
+    return counted(counts), len(counts)
 
 
 def mixed_rounds(points):
@@ -198,8 +202,7 @@ def mixed_rounds(points):
     ms = collections.defaultdict(collections.Counter)
     for p in points:
         ms[p["n"], p["r"]][p["m"]] += 1
-    return [f"N={n} R={r}: M " + ", ".join(
-                f"{m} ({k} point{'s' * (k > 1)})" for m, k in sorted(c.items()))
+    return [f"N={n} R={r}: M " + counted(sorted(c.items()))
             for (n, r), c in sorted(ms.items()) if len(c) > 1]
 
 

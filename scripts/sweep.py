@@ -19,9 +19,8 @@ machine out of memory (MemAvailable below --mem-reserve) is recorded as
 failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
 their arguments (flags, M, D, P), timed or warm-up runs or binary (its
-SHA-256) changed, or
---retry-failed is given for failed ones.  Each point records the usched
-commit (git describe) it was measured at.
+SHA-256) changed, or --retry-failed is given for failed ones.  Each point
+records the usched commit (git describe) it was measured at.
 """
 
 import argparse
@@ -171,10 +170,9 @@ def is_done(results, pt, opts):
     try:
         with open(result_path(results, pt)) as f:
             old = json.load(f)
-        same = (old["command"][1:], old["m"], old["d"], old["p"],
-                old["runs"], old["warmup"], old["binary_sha256"]) == (
-                    list(pt.argv[1:]), pt.m, pt.d, pt.p, opts.runs,
-                    opts.warmup, sha256(pt.argv[0]))
+        same = (old["command"][1:], old["runs"], old["warmup"],
+                old["binary_sha256"]) == (list(pt.argv[1:]), opts.runs,
+                                          opts.warmup, sha256(pt.argv[0]))
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return same and not (opts.retry_failed and old.get("status") != "ok")
