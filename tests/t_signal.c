@@ -2,8 +2,9 @@
  * A SIGPROF timer every 100 us (a POSIX timer on the monotonic clock:
  * setitimer's profiling timer only ticks at the scheduler's rate) whose
  * handler uses 4 KiB of stack, during a million switches at varying
- * depths; every thread checks its locals after every resume. USCHED_TEST_SWITCHES=N runs N switches instead (the long
- * run: tens of millions). Signals must also land between two threads:
+ * depths; every thread checks its locals after every resume.
+ * USCHED_TEST_SWITCHES=N runs N switches instead (the long run: tens of
+ * millions). Signals must also land between two threads:
  * while a stack is copied out, or the next one picked.
  */
 #include "tap.h"
