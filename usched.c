@@ -470,6 +470,8 @@ static SWITCHING struct uarch_to usched_enter(void *arg, char *sp)
 
 void usched_run(struct usched *s)
 {
+	if (s == NULL)
+		usched_panic("usched_run(): s is NULL");
 	if (usched_here != NULL)
 		usched_panic("usched_run() called from a thread or call-back "
 			     "of a running dispatcher");
@@ -496,8 +498,9 @@ void usched_run(struct usched *s)
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len)
 {
-	if (f == NULL || (stack != NULL && len < 0))
-		usched_panic("ustack_init(): %s", f == NULL ? "f is NULL" :
+	if (u == NULL || s == NULL || f == NULL || (stack != NULL && len < 0))
+		usched_panic("ustack_init(): %s", u == NULL ? "u is NULL" :
+			     s == NULL ? "s is NULL" : f == NULL ? "f is NULL" :
 			     "a buffer of negative size");
 	/* atomic: a scheduler may reuse u while a stale handle is read */
 	__atomic_store_n(&u->u_sched, s, __ATOMIC_RELAXED);

@@ -209,6 +209,24 @@ static void init_negative_buffer(void *arg)
 	ustack_init(&once_u, &once_s, block_once, NULL, buf, -64);
 }
 
+static void init_without_thread(void *arg)
+{
+	(void)arg;
+	ustack_init(NULL, &once_s, block_once, NULL, NULL, 0);
+}
+
+static void init_without_dispatcher(void *arg)
+{
+	(void)arg;
+	ustack_init(&once_u, NULL, block_once, NULL, NULL, 0);
+}
+
+static void run_without_dispatcher(void *arg)
+{
+	(void)arg;
+	usched_run(NULL);
+}
+
 /* A handler on an alternate stack above the threads' bottom blocks. */
 static void on_usr1(int sig)
 {
@@ -299,6 +317,10 @@ static const struct {
 	  "ustack_init without a function" },
 	{ init_negative_buffer, "negative size",
 	  "ustack_init with a buffer of negative size" },
+	{ init_without_thread, "u is NULL", "ustack_init without a thread" },
+	{ init_without_dispatcher, "s is NULL",
+	  "ustack_init without a dispatcher" },
+	{ run_without_dispatcher, "s is NULL", "usched_run without one" },
 };
 
 int main(void)
