@@ -446,19 +446,15 @@ static int proc_attr(pthread_attr_t *attr)
 }
 
 /*
- * Starts the processors not running yet. If one cannot be started, the
- * error is returned and the next procs_start or procs_fini tries again from
- * there: its threads must not be stranded.
+ * Starts the processors not running yet, ps_starting held. If one cannot
+ * be started, the error is returned and the next procs_start or procs_fini
+ * tries again from there: its threads must not be stranded.
  */
-int procs_start(struct procs *ps)
+static int procs_start_held(struct procs *ps)
 {
 	pthread_attr_t attr;
 	int pin, rc;
 
-	if (ps->ps_base == NULL || ps->ps_finished)
-		return -EINVAL;
-	if (procs_inside(ps))	/* a thread must not */
-		return -EPERM;
 	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
 	if (ps->ps_run == 0) {	/* not on a retry: started ones read it */
@@ -481,6 +477,36 @@ int procs_start(struct procs *ps)
 	return -rc;
 }
 
+/*
+ * Starts, one native thread at a time: two would start a processor twice.
+ * The holder only creates native threads, so a short spin will do.
+ */
+static void procs_start_hold(struct procs *ps)
+{
+	while (__atomic_exchange_n(&ps->ps_starting, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void procs_start_release(struct procs *ps)
+{
+	__atomic_store_n(&ps->ps_starting, 0, __ATOMIC_RELEASE);
+}
+
+int procs_start(struct procs *ps)
+{
+	int rc = -EINVAL;	/* once fini is called, it starts them */
+
+	if (ps->ps_base == NULL)
+		return -EINVAL;
+	if (procs_inside(ps))	/* a thread must not */
+		return -EPERM;
+	procs_start_hold(ps);
+	if (!__atomic_load_n(&ps->ps_closing, __ATOMIC_ACQUIRE))
+		rc = procs_start_held(ps);
+	procs_start_release(ps);
+	return rc;
+}
+
 int procs_fini(struct procs *ps)
 {
 	void *c;
@@ -494,7 +520,10 @@ int procs_fini(struct procs *ps)
 	 * join the processors again. Finished, or one is under way. */
 	if (__atomic_exchange_n(&ps->ps_closing, 1, __ATOMIC_ACQUIRE))
 		return -EINVAL;
-	if (ps->ps_run < ps->ps_nr && (rc = procs_start(ps)) != 0) {
+	procs_start_hold(ps);
+	rc = ps->ps_run < ps->ps_nr ? procs_start_held(ps) : 0;
+	procs_start_release(ps);
+	if (rc != 0) {
 		__atomic_store_n(&ps->ps_closing, 0, __ATOMIC_RELEASE);
 		return rc;
 	}

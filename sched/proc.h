@@ -80,6 +80,7 @@ struct procs {
 	int                 ps_pin;	/* pin processors to CPUs */
 	int                 ps_finished;	/* fini done; only stats left */
 	int                 ps_closing;	/* a fini runs or ran (atomic) */
+	int                 ps_starting;	/* a start runs (atomic) */
 	long                ps_live;	/* LIVE_*, atomic */
 	pthread_mutex_t     ps_lock;	/* spawns from elsewhere */
 	long                ps_wakers;	/* WAKERS_*, atomic */

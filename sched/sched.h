@@ -22,13 +22,14 @@ struct sched_ops {
 	const char *so_name;
 	/* proc_nr processors (1 to 4096); thread_nr expected threads (a
 	 * sizing hint). -EBUSY if set up and not finished: fini first;
-	 * -EINVAL: a bad proc_nr or USCHED_PIN; -ENOMEM. init, start and
-	 * fini are for one native thread at a time (but a second fini while
-	 * one runs returns -EINVAL). */
+	 * -EINVAL: a bad proc_nr or USCHED_PIN; -ENOMEM. Not while another
+	 * native thread calls init, start or fini. */
 	int   (*so_init)(int proc_nr, int thread_nr);
 	/* Starts the processors. Threads may be spawned before or after.
-	 * -EPERM from one of its own threads; -EALREADY if started;
-	 * -EINVAL before init, after fini, or with a bad USCHED_PIN. */
+	 * -EPERM from one of its own threads; -EALREADY if started (also by
+	 * another native thread's start at the same time); -EINVAL before
+	 * init, once fini was called (it starts them), or with a bad
+	 * USCHED_PIN. */
 	int   (*so_start)(void);
 	/* A new thread running f(arg); NULL with errno set on failure:
 	 * ENOMEM, or EINVAL: before init, f is NULL, or fini found every

@@ -690,6 +690,82 @@ static void test_fini_concurrent(void)
 }
 
 /*
+ * start from two native threads at once, or start against fini: a
+ * processor must be started once (two starts used to start it twice, and
+ * its second native thread stopped the program). Two starts: one 0, the
+ * other -EALREADY. Start against fini: fini 0, start 0 (first),
+ * -EALREADY (after fini started them) or -EINVAL (once fini was called).
+ */
+static pthread_barrier_t ctl_pair_line;
+static int ctl_pair_rc[2];
+static long ctl_pair_ran;
+
+static void ctl_pair_count(void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&ctl_pair_ran, 1, __ATOMIC_RELAXED);
+}
+
+/* arg: 0 or 1, start, its result in ctl_pair_rc[arg]; 2: fini, in [0]. */
+static void *ctl_pair(void *arg)
+{
+	long k = (long)arg;
+
+	pthread_barrier_wait(&ctl_pair_line);
+	ctl_pair_rc[k % 2] = k == 2 ? ops->so_fini() : ops->so_start();
+	return NULL;
+}
+
+/* Two native threads at once: first (0 or 2, see ctl_pair) and start. */
+static void ctl_pair_run(long first)
+{
+	pthread_t th[2];
+
+	require(pthread_barrier_init(&ctl_pair_line, NULL, 2) == 0);
+	require(pthread_create(&th[0], NULL, ctl_pair, (void *)first) == 0 &&
+		pthread_create(&th[1], NULL, ctl_pair, (void *)1L) == 0);
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	pthread_barrier_destroy(&ctl_pair_line);
+}
+
+static void test_start_concurrent(void)
+{
+	int rounds = 30, bad_starts = 0, bad_fini = 0, nr = 4, kids = 8;
+
+	ctl_pair_ran = 0;
+	for (int r = 0; r < rounds; r++) {
+		int s;
+
+		require(ops->so_init(nr, kids) == 0);
+		for (int k = 0; k < kids; k++)
+			require(ops->so_spawn(ctl_pair_count, NULL, k) != NULL);
+		ctl_pair_run(0);
+		s = ctl_pair_rc[0] + ctl_pair_rc[1];
+		bad_starts += s != -EALREADY;
+		bad_fini += ops->so_fini() != 0;
+	}
+	for (int r = 0; r < rounds; r++) {
+		int s;
+
+		require(ops->so_init(nr, kids) == 0);
+		for (int k = 0; k < kids; k++)
+			require(ops->so_spawn(ctl_pair_count, NULL, k) != NULL);
+		ctl_pair_run(2);
+		s = ctl_pair_rc[1];
+		bad_fini += ctl_pair_rc[0] != 0 ||
+			    (s != 0 && s != -EALREADY && s != -EINVAL);
+	}
+	ok(bad_starts == 0, "%s: %d rounds of start from two native threads "
+	   "at once: one 0, the other -EALREADY; %d rounds wrong",
+	   ops->so_name, rounds, bad_starts);
+	ok(bad_fini == 0 && ctl_pair_ran == 2L * rounds * kids,
+	   "%s: %d rounds of start against fini: fini 0, start 0, -EALREADY "
+	   "or -EINVAL, every thread ran once (%d wrong, %ld of %d ran)",
+	   ops->so_name, rounds, bad_fini, ctl_pair_ran, 2 * rounds * kids);
+}
+
+/*
  * Threads spawned from outside their processor, from a native thread or
  * from a thread of another processor, in waves: the structs of one wave
  * serve the next, so the handles (the structs) are few, also while a
@@ -1012,6 +1088,7 @@ int main(void)
 		test_spawn_during_fini();
 		test_wake_during_fini();
 		test_fini_concurrent();
+		test_start_concurrent();
 		test_spawn_elsewhere_reuse();
 		test_sparse_memory();
 		test_million();
