@@ -23,7 +23,7 @@
 
 struct ll_thread {
 	struct sched_thread  l_t;	/* first */
-	struct ll_thread    *l_inbox;	/* link in a remote-wake inbox */
+	struct ll_thread    *l_link;	/* link in a remote-wake inbox */
 	unsigned long        l_remote;	/* remote wakes not yet applied
 					 * (64-bit: a wrap to 0 would push
 					 * t twice) */
@@ -65,8 +65,8 @@ static void ll_drain(struct ll_proc *l)
 
 	t = __atomic_exchange_n(&l->l_inbox, NULL, __ATOMIC_ACQUIRE);
 	for (; t != NULL; t = next) {	/* oldest first */
-		next = t->l_inbox;
-		t->l_inbox = rev;
+		next = t->l_link;
+		t->l_link = rev;
 		rev = t;
 	}
 	for (t = rev; t != NULL; t = next) {
@@ -74,7 +74,7 @@ static void ll_drain(struct ll_proc *l)
 		int spawned;
 
 		/* Read the link before t can be pushed again. */
-		next = t->l_inbox;
+		next = t->l_link;
 		n = __atomic_exchange_n(&t->l_remote, 0, __ATOMIC_ACQ_REL);
 		spawned = thread_state(&t->l_t) == ST_SPAWNED;
 		if (spawned)	/* n counts its start too */
@@ -141,7 +141,7 @@ static void ll_push(struct ll_proc *l, struct ll_thread *t)
 						 __ATOMIC_RELAXED);
 
 	do {
-		t->l_inbox = head;
+		t->l_link = head;
 	} while (!__atomic_compare_exchange_n(&l->l_inbox, &head, t, 1,
 					      __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
