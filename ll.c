@@ -193,7 +193,7 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
 	if (t == NULL)
 		return NULL;
-	if (proc_here(PROCS_LL) == &l->l_p) {	/* p runs t after this */
+	if (proc_here(PROCS_LL) == &l->l_p) {	/* l runs t after this */
 		thread_set_state(&t->l_t, ST_WAITING);
 		ll_wake_local(&l->l_p, &t->l_t, 1);
 		thread_open(&t->l_t, 0);

@@ -132,7 +132,6 @@ void uarch_start(char *bottom, void (*fn)(void *), void *arg,
 		 int share_fpctl);
 HIDDEN __attribute__((noreturn)) void usched_exit(void);
 
-
 /*
  * ======================== Sanitizers ========================
  * Functions that run across a switch of stacks return into another thread

@@ -260,6 +260,7 @@ struct proc *procs_pick(struct procs *ps, unsigned long n);
  */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);
+
 static inline void sched_enqueue(struct sched_queue *q,
 				 struct sched_thread *t)
 {

@@ -130,7 +130,7 @@ static void test_extra(void)
 	   "u_used within 1 KiB of D");
 }
 
-/* The size of the buffer a thread blocking with d extra bytes gets. */
+/* The size of the buffer a thread blocking with *len extra bytes gets. */
 static void first_buffer(void *arg)
 {
 	int *len = arg;

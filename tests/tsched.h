@@ -9,7 +9,7 @@
 
 #include "../sched/proc.h"
 
-/* The schedulers' thread and queue; t_state is ST_WAITING or not. */
+/* The schedulers' thread struct; t_state is ST_WAITING or not. */
 struct tthread {
 	struct sched_thread t_s;	/* first: ustack_self() is a tthread */
 };
@@ -26,7 +26,10 @@ struct tsched {
 
 void tsched_init(struct tsched *ts);
 struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg);
-/* Blocks until woken (a wake before the wait is kept). Returns ustack_block's code. */
+/*
+ * Blocks until woken (a wake before the wait is kept). Returns
+ * ustack_block's code.
+ */
 int tsched_wait(void);
 void tsched_wake(struct tthread *t);
 /* Lets every other ready thread run once. */
