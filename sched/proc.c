@@ -272,14 +272,19 @@ static int procs_enter(struct procs *ps)
 	return count_enter(&ps->ps_live, LIVE_ONE, ~0L, LIVE_EXITING);
 }
 
+/* Wakes the processors that sleep, to see that they are to stop. */
+static void procs_kick_all(struct procs *ps)
+{
+	for (int i = 0; i < ps->ps_nr; i++)
+		proc_kick(proc_nth(ps, i));
+}
+
 /* Counts a thread out; the last one out after fini stops the processors. */
 static void procs_leave(struct procs *ps)
 {
 	if (__atomic_sub_fetch(&ps->ps_live, LIVE_ONE, __ATOMIC_SEQ_CST) ==
-	    LIVE_EXITING) {
-		for (int i = 0; i < ps->ps_nr; i++)
-			proc_kick(proc_nth(ps, i));
-	}
+	    LIVE_EXITING)
+		procs_kick_all(ps);
 }
 
 struct proc *procs_pick(struct procs *ps, unsigned long n)
@@ -507,9 +512,32 @@ int procs_start(struct procs *ps)
 	return rc;
 }
 
-int procs_fini(struct procs *ps)
+/* Marks the end and joins the processors, once every thread finished. */
+static void procs_stop(struct procs *ps)
+{
+	__atomic_fetch_or(&ps->ps_live, LIVE_EXITING, __ATOMIC_SEQ_CST);
+	procs_kick_all(ps);
+	for (int i = 0; i < ps->ps_nr; i++)
+		pthread_join(proc_nth(ps, i)->p_thread, NULL);
+}
+
+/* Frees the arenas' chunks, once the wakes from elsewhere are done. */
+static void procs_free_chunks(struct procs *ps)
 {
 	void *c;
+
+	__atomic_fetch_or(&ps->ps_wakers, WAKERS_CLOSED, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&ps->ps_wakers, __ATOMIC_ACQUIRE) !=
+	       WAKERS_CLOSED)	/* no new one can come */
+		sched_yield();
+	while ((c = ps->ps_chunks) != NULL) {
+		ps->ps_chunks = *(void **)c;
+		free(c);
+	}
+}
+
+int procs_fini(struct procs *ps)
+{
 	int rc;
 
 	if (ps->ps_base == NULL)
@@ -527,19 +555,8 @@ int procs_fini(struct procs *ps)
 		__atomic_store_n(&ps->ps_closing, 0, __ATOMIC_RELEASE);
 		return rc;
 	}
-	__atomic_fetch_or(&ps->ps_live, LIVE_EXITING, __ATOMIC_SEQ_CST);
-	for (int i = 0; i < ps->ps_nr; i++)
-		proc_kick(proc_nth(ps, i));
-	for (int i = 0; i < ps->ps_nr; i++)
-		pthread_join(proc_nth(ps, i)->p_thread, NULL);
-	__atomic_fetch_or(&ps->ps_wakers, WAKERS_CLOSED, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&ps->ps_wakers, __ATOMIC_ACQUIRE) !=
-	       WAKERS_CLOSED)	/* no new one can come */
-		sched_yield();
-	while ((c = ps->ps_chunks) != NULL) {
-		ps->ps_chunks = *(void **)c;
-		free(c);
-	}
+	procs_stop(ps);
+	procs_free_chunks(ps);
 	pthread_mutex_destroy(&ps->ps_lock);
 	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */
