@@ -34,6 +34,13 @@ struct ring {
 
 static struct ring ring;
 
+/* A wait or wake returned rc: the ring goes on, and fails if not 0. */
+static void ring_count_failure(int rc)
+{
+	if (rc != 0)
+		__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+}
+
 static void member(void *arg)
 {
 	long i = (long)arg;
@@ -42,17 +49,13 @@ static void member(void *arg)
 
 	for (int round = 0; round < ring.r_m; round++) {
 		if (round % ring.r_n == j) {
-			if (ops->so_wake(right) != 0)
-				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
-			if (ops->so_wait() != 0)
-				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+			ring_count_failure(ops->so_wake(right));
+			ring_count_failure(ops->so_wait());
 			ring.r_got[i]++;
 		} else {
-			if (ops->so_wait() != 0)
-				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+			ring_count_failure(ops->so_wait());
 			ring.r_got[i]++;
-			if (ops->so_wake(right) != 0)
-				__atomic_fetch_add(&ring.r_errors, 1, __ATOMIC_RELAXED);
+			ring_count_failure(ops->so_wake(right));
 		}
 	}
 }
@@ -319,6 +322,12 @@ static void test_share_fpctl(void)
 	   "state, it has its waker's", ops->so_name);
 }
 
+/* A thread that counts its run in the long at arg. */
+static void count_run(void *arg)
+{
+	__atomic_fetch_add((long *)arg, 1, __ATOMIC_RELAXED);
+}
+
 /* A wake of a finished thread is reported. */
 static void quick(void *arg)
 {
@@ -517,18 +526,12 @@ static void test_pin_env(void)
 enum { LATE_MAX = 20000 };
 static long late_ran;
 
-static void late_child(void *arg)
-{
-	(void)arg;
-	__atomic_fetch_add(&late_ran, 1, __ATOMIC_RELAXED);
-}
-
 static void *late_spawner(void *arg)
 {
 	long *spawned = arg;
 
 	for (int i = 0; i < LATE_MAX; i++) {
-		if (ops->so_spawn(late_child, NULL, i) == NULL)
+		if (ops->so_spawn(count_run, &late_ran, i) == NULL)
 			return (void *)(long)errno;
 		++*spawned;
 	}
@@ -700,12 +703,6 @@ static pthread_barrier_t ctl_pair_line;
 static int ctl_pair_rc[2];
 static long ctl_pair_ran;
 
-static void ctl_pair_count(void *arg)
-{
-	(void)arg;
-	__atomic_add_fetch(&ctl_pair_ran, 1, __ATOMIC_RELAXED);
-}
-
 /* arg: 0 or 1, start, its result in ctl_pair_rc[arg]; 2: fini, in [0]. */
 static void *ctl_pair(void *arg)
 {
@@ -739,7 +736,8 @@ static void test_start_concurrent(void)
 
 		require(ops->so_init(nr, kids) == 0);
 		for (int k = 0; k < kids; k++)
-			require(ops->so_spawn(ctl_pair_count, NULL, k) != NULL);
+			require(ops->so_spawn(count_run, &ctl_pair_ran,
+					      k) != NULL);
 		ctl_pair_run(0);
 		s = ctl_pair_rc[0] + ctl_pair_rc[1];
 		bad_starts += s != -EALREADY;
@@ -750,7 +748,8 @@ static void test_start_concurrent(void)
 
 		require(ops->so_init(nr, kids) == 0);
 		for (int k = 0; k < kids; k++)
-			require(ops->so_spawn(ctl_pair_count, NULL, k) != NULL);
+			require(ops->so_spawn(count_run, &ctl_pair_ran,
+					      k) != NULL);
 		ctl_pair_run(2);
 		s = ctl_pair_rc[1];
 		bad_fini += ctl_pair_rc[0] != 0 ||
