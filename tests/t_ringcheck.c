@@ -6,7 +6,6 @@
 #include "tap.h"
 #include "peers/ring-check.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -13,7 +13,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 enum { THREADS = 8, MIN_TICKS = 100 };
@@ -116,7 +115,8 @@ int main(void)
 	 */
 	diag("%d signals, %.0f per second (sink %u)", (int)ticks, ticks / secs,
 	     sink);
-	ok(ticks >= MIN_TICKS, "signals arrived during the switches (%d)", (int)ticks);
+	ok(ticks >= MIN_TICKS, "signals arrived during the switches (%d)",
+	   (int)ticks);
 	ok(between > 0, "signals landed between two threads (%d)",
 	   (int)between);
 	ok(bad == 0, "no locals corrupted (%ld bad)", bad);
