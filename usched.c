@@ -625,14 +625,14 @@ __asm__(
 "uarch_resume:\n"
 	"movq %rdi, %rsp\n"
 	"movq %rdi, %rbx\n"
-	"movq %rcx, %r12\n"
+	"movq %rcx, %r12\n"		/* kept across the copy */
 	"testq %rdx, %rdx\n"
 	"jz 1f\n"
 	"call " UARCH_COPY "\n"
 "1:\n"
 	"cmpq (%rbx), %r12\n"
 	"je 2f\n"
-	"cmpq $-1, (%rbx)\n"
+	"cmpq $-1, (%rbx)\n"		/* UARCH_FPCTL_NONE */
 	"je 2f\n"
 	"ldmxcsr (%rbx)\n"
 	"fldcw 4(%rbx)\n"
@@ -743,7 +743,7 @@ __asm__(
 	"b uarch_resume\n"
 "1:\n"
 	"mov x0, x1\n"
-	"ldr x19, [sp, #0]\n"
+	"ldr x19, [sp, #0]\n"		/* only x19 and x30 changed */
 	"ldp x29, x30, [sp, #80]\n"
 	"add sp, sp, #176\n"
 	".cfi_def_cfa_offset 0\n"
@@ -766,7 +766,7 @@ __asm__(
 	"ldr x9, [sp, #160]\n"
 	"cmp x9, x20\n"
 	"b.eq 2f\n"
-	"cmn x9, #1\n"
+	"cmn x9, #1\n"			/* UARCH_FPCTL_NONE */
 	"b.eq 2f\n"
 	"msr fpcr, x9\n"
 "2:\n"
