@@ -1,10 +1,11 @@
 /*
- * ll: a local scheduler for usched. Each processor (a native thread pinned
- * to a CPU) owns its threads: a thread created in group g lives on
- * processor g % proc_nr. Waiting and waking on the same processor take no
- * lock and no atomic read-modify-write; a wake from another processor, or
- * from any native thread, goes through a lock-free queue the target
- * processor drains. Available by name, as "ll", through sched/sched.h.
+ * ll: a local scheduler for usched. Each processor (a native thread, pinned
+ * to a CPU unless pinning is off) owns its threads: a thread created in
+ * group g lives on processor g % proc_nr. Waiting and waking on the same
+ * processor take no lock and no atomic read-modify-write; a wake from
+ * another processor, or from any native thread, goes through a lock-free
+ * queue the target processor drains. Available by name, as "ll", through
+ * sched/sched.h.
  */
 #ifndef LL_H
 #define LL_H

@@ -1,9 +1,9 @@
 /*
  * rr: a round-robin scheduler for usched over proc_nr native threads
- * ("processors"), each pinned to a CPU. New threads are spread evenly over
- * the processors; each processor runs its ready threads first in, first
- * out, under a lock. The same scheduler is available by name, as "rr",
- * through sched/sched.h.
+ * ("processors"), each pinned to a CPU unless pinning is off (sched/sched.h).
+ * New threads are spread evenly over the processors; each processor runs
+ * its ready threads first in, first out, under a lock. The same scheduler
+ * is available by name, as "rr", through sched/sched.h.
  */
 #ifndef RR_H
 #define RR_H

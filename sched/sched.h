@@ -78,9 +78,10 @@ const struct sched_ops *sched_find(const char *name);
 const char *sched_names(void);
 
 /*
- * Pin processor i to the i-th allowed CPU. Default: on, or as USCHED_PIN
- * says, "0" or "1" (empty: unset; anything else: so_init and so_start
- * return -EINVAL).
+ * Pin processor i to the i-th allowed CPU (modulo their number), for the
+ * processors started next. Negative: as USCHED_PIN says, "0" or "1" (empty:
+ * unset, on; anything else: so_init and so_start return -EINVAL); the
+ * default.
  */
 void sched_set_pinning(int on);
 /*

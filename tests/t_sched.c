@@ -7,6 +7,7 @@
  * during fini, a million threads, a shared floating-point control state
  * (sched_set_share_fpctl).
  */
+#define _GNU_SOURCE	/* sched_getaffinity */
 #include "tap.h"
 #include "tsched.h"
 
@@ -517,6 +518,53 @@ static void test_pin_env(void)
 	   "%s: USCHED_PIN=yes: init and start -EINVAL (got %d, %d), empty: "
 	   "as unset (got %d), 0: runs (got %d)", ops->so_name, bad_init, bad,
 	   empty, off);
+}
+
+/*
+ * sched_set_pinning: with it on, each processor's native thread may run on
+ * one CPU, and two processors on two CPUs when there are two; off, on all
+ * the process may use. One thread per processor (rr spreads them in turn,
+ * ll puts group i on processor i) reads its affinity.
+ */
+static int pin_cpus[2], pin_first[2];
+
+static void pin_probe(void *arg)
+{
+	long i = (long)arg;
+	cpu_set_t set;
+
+	require(sched_getaffinity(0, sizeof set, &set) == 0);
+	pin_cpus[i] = CPU_COUNT(&set);
+	for (pin_first[i] = 0; !CPU_ISSET(pin_first[i], &set); pin_first[i]++)
+		;
+}
+
+/* Runs the probes on two processors; 1 if each saw want CPUs. */
+static int pin_run(int on, int want)
+{
+	sched_set_pinning(on);
+	require(ops->so_init(2, 2) == 0);
+	for (long i = 0; i < 2; i++)
+		require(ops->so_spawn(pin_probe, (void *)i, (int)i) != NULL);
+	require(ops->so_fini() == 0);
+	return pin_cpus[0] == want && pin_cpus[1] == want;
+}
+
+static void test_pinning(void)
+{
+	cpu_set_t all;
+	int n, on, apart, off;
+
+	require(sched_getaffinity(0, sizeof all, &all) == 0);
+	n = CPU_COUNT(&all);
+	on = pin_run(1, 1);
+	apart = n < 2 || pin_first[0] != pin_first[1];
+	off = pin_run(0, n);
+	sched_set_pinning(-1);
+	ok(on && apart && off, "%s: pinning on: one CPU a processor, two "
+	   "apart%s; off: all %d (got %d, %d)", ops->so_name,
+	   n < 2 ? " (one CPU here: not checked)" : "", n, pin_cpus[0],
+	   pin_cpus[1]);
 }
 
 /*
@@ -1083,6 +1131,7 @@ int main(void)
 		test_share_fpctl();
 		test_misc();
 		test_pin_env();
+		test_pinning();
 		test_wake_reuse();
 		test_spawn_during_fini();
 		test_wake_during_fini();
