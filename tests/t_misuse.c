@@ -119,6 +119,23 @@ static void run_without_callbacks(void *arg)
 	usched_run(&s);
 }
 
+static void run_without_free(void *arg)
+{
+	struct usched s = { .s_next = zombie_next, .s_alloc = plain_alloc };
+
+	(void)arg;
+	usched_run(&s);
+}
+
+static void run_negative_limit(void *arg)
+{
+	struct usched s = { .s_next = zombie_next, .s_alloc = plain_alloc,
+			    .s_free = plain_free, .s_stack_max = -1 };
+
+	(void)arg;
+	usched_run(&s);
+}
+
 /*
  * A dispatcher of one thread that blocks once and is resumed once: its
  * s_alloc or s_free may block too (which must be caught).
@@ -171,6 +188,35 @@ static void block_in_free(void *arg)
 {
 	(void)arg;
 	usched_run(once_setup(plain_alloc, blocking_free));
+}
+
+/* s_done runs once the thread's buffer is given back: nothing to grow. */
+static void blocking_done(struct usched *s, struct ustack *u)
+{
+	(void)s;
+	(void)u;
+	ustack_block();
+}
+
+static void block_in_done(void *arg)
+{
+	(void)arg;
+	once_setup(plain_alloc, plain_free)->s_done = blocking_done;
+	usched_run(&once_s);
+}
+
+/*
+ * A thread left blocked by a run of its own dispatcher, then returned by
+ * another one's s_next: it must not be resumed there.
+ */
+static void resume_foreign_blocked(void *arg)
+{
+	struct usched *s = once_setup(plain_alloc, plain_free);
+
+	(void)arg;
+	once_calls = 1;		/* the first run starts it, then ends */
+	usched_run(s);
+	run_returning(&once_u, 0, NULL);
 }
 
 /* Its thread is left blocked: the run ends after one call of s_next. */
@@ -303,12 +349,19 @@ static const struct {
 	  "s_next returning another dispatcher's thread" },
 	{ run_without_callbacks, "must be set",
 	  "usched_run without s_alloc and s_free" },
+	{ run_without_free, "must be set", "usched_run without s_free" },
+	{ run_negative_limit, "s_stack_max is negative",
+	  "usched_run with a negative s_stack_max" },
 	{ run_twice, "already running on another native thread",
 	  "one dispatcher on two native threads" },
 	{ block_in_alloc, "ustack_block() called outside",
 	  "blocking in s_alloc" },
 	{ block_in_free, "ustack_block() called outside",
 	  "blocking in s_free, as a thread ends" },
+	{ block_in_done, "ustack_block() called outside",
+	  "blocking in s_done" },
+	{ resume_foreign_blocked, "of another dispatcher",
+	  "s_next returning another dispatcher's blocked thread" },
 	{ rerun_elsewhere, "would resume at other addresses",
 	  "resuming blocked threads from another stack depth" },
 	{ block_on_altstack, "called on another stack than its thread's",
