@@ -80,7 +80,21 @@ static void wait_with_local(void *arg)
 	*state = tsched_wait() == 0 && *where == 42 ? 2 : -1;
 }
 
-/* A run that ends with threads blocked, then one that resumes them. */
+/* Runs ts one frame of 1 KiB further down the stack. */
+static __attribute__((noinline)) void run_deeper(struct tsched *ts)
+{
+	volatile char frame[1024];
+
+	fill_bytes(frame, sizeof frame, 1);
+	tsched_run(ts);
+	if (!bytes_intact(frame, sizeof frame, 1))
+		abort();
+}
+
+/*
+ * A run that ends with threads blocked, then one that resumes them; once
+ * none is blocked, a run from elsewhere is fine.
+ */
 static void test_later_run(void)
 {
 	struct tsched ts;
@@ -101,6 +115,29 @@ static void test_later_run(void)
 	}
 	ok(state[0] == 2 && state[1] == 2 && ts.ts_done == 2,
 	   "a later run from the same place resumes them intact");
+	ran = 0;
+	tsched_spawn(&ts, block_n, (void *)1L);
+	run_deeper(&ts);	/* stops the program if any counts as blocked */
+	ok(ran == 1 && ts.ts_done == 3,
+	   "with none blocked, a run from deeper down runs new threads");
+}
+
+/* A NULL buffer with a size: the size is ignored, not trusted. */
+static void test_null_buffer(void)
+{
+	struct tsched ts;
+	struct tthread *t;
+
+	tsched_init(&ts);
+	ran = 0;
+	t = calloc(1, sizeof *t);
+	require(t != NULL);
+	ustack_init(&t->t_s.t_u, &ts.ts_s, block_n, (void *)3L, NULL, 4096);
+	sched_enqueue(&ts.ts_ready, &t->t_s);
+	tsched_run(&ts);
+	ok(ran == 1 && ts.ts_allocs == 1 && ts.ts_bytes == 0,
+	   "ustack_init with no buffer but a size: the thread gets one of its "
+	   "own when it blocks, freed when it ends");
 }
 
 static void test_block_many(void)
@@ -192,6 +229,7 @@ int main(void)
 	test_no_block();
 	test_block_once();
 	test_later_run();
+	test_null_buffer();
 	test_block_many();
 	test_abort();
 	test_blocked();
