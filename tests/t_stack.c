@@ -1,7 +1,7 @@
 /*
  * Stack contents survive blocking: patterned locals at depths 1 to 1000,
- * 64 KiB of locals, threads with D extra bytes, 1000 threads in random
- * order.
+ * 64 KiB of locals, threads with D extra bytes, how buffers grow, 1000
+ * threads in random order.
  */
 #include "tap.h"
 #include "tsched.h"
@@ -175,6 +175,70 @@ static void test_first_buffer(void)
 	   "need: %d bytes", len[2]);
 }
 
+/* Blocks with n extra bytes on the stack, checking them after. */
+static __attribute__((noinline)) void block_with(int n)
+{
+	volatile uint64_t pad[n / 8 + 1];
+	uintptr_t id = (uintptr_t)tsched_self();
+
+	fill(pad, n / 8 + 1, id, 5);
+	yield_checked();
+	check(pad, n / 8 + 1, id, 5);
+}
+
+/* A thread that blocks twice, the second time deeper. */
+struct growth {
+	int g_extra[2];		/* extra bytes at each block */
+	int g_used[2];		/* what it saved */
+	int g_len[2];		/* its buffer then */
+};
+
+static void grow(void *arg)
+{
+	struct growth *g = arg;
+	struct ustack *u = &tsched_self()->t_s.t_u;
+
+	for (int i = 0; i < 2; i++) {
+		block_with(g->g_extra[i]);
+		g->g_used[i] = u->u_used;
+		g->g_len[i] = u->u_len;
+	}
+}
+
+static void run_growth(struct growth *g, int stack_max)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	ts.ts_s.s_stack_max = stack_max;
+	tsched_spawn(&ts, grow, g);
+	tsched_run(&ts);
+}
+
+/*
+ * A stack that grows a little grows again soon: its buffer gets half as
+ * much again, so that it is not reallocated at every block; but never
+ * more than s_stack_max allows.
+ */
+static void test_growth(void)
+{
+	struct growth g = { .g_extra = { 2000, 2400 } };
+	struct growth capped = { .g_extra = { 3000, 3500 } };
+	int max = 4096 + ASAN_SHADOW(4096);
+
+	bad = resumes = 0;
+	run_growth(&g, 0);
+	ok(bad == 0 && g.g_used[1] > g.g_len[0] &&
+	   g.g_len[1] >= g.g_len[0] + g.g_len[0] / 2,
+	   "a buffer that must grow grows by half: %d bytes, then %d to save "
+	   "%d", g.g_len[0], g.g_len[1], g.g_used[1]);
+	run_growth(&capped, 4096);
+	ok(bad == 0 && capped.g_used[1] > capped.g_len[0] &&
+	   capped.g_len[1] >= capped.g_used[1] && capped.g_len[1] <= max,
+	   "but not past s_stack_max (4096): %d bytes, then %d to save %d",
+	   capped.g_len[0], capped.g_len[1], capped.g_used[1]);
+}
+
 /* Random depth, random number of blocks, random interleaving. */
 static void wander(uintptr_t id, unsigned long *seed, int depth)
 {
@@ -220,6 +284,7 @@ int main(void)
 	test_big();
 	test_extra();
 	test_first_buffer();
+	test_growth();
 	test_random();
 	return tap_done();
 }
