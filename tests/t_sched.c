@@ -1,11 +1,13 @@
 /*
  * The schedulers, through the function table: rings on one and several
- * processors, wake before wait, banked wakes, wake of a finished thread,
- * counters read while the processors run, idle processors and
- * termination, calls from the wrong thread, spawning from threads and
- * from native threads (during fini too) and the memory it takes, wakes
- * during fini, a million threads, a shared floating-point control state
- * (sched_set_share_fpctl).
+ * processors, wake before wait, banked wakes, wake of a finished thread
+ * (from elsewhere and from its processor), a wake that must get through
+ * to a processor that is never idle, counters read while the processors
+ * run, idle processors and termination, calls out of order and from the
+ * wrong thread, spawning from threads and from native threads (during
+ * fini too) and the memory it takes, buffers across the largest class,
+ * wakes during fini, a million threads, a shared floating-point control
+ * state (sched_set_share_fpctl).
  */
 #define _GNU_SOURCE	/* sched_getaffinity */
 #include "tap.h"
@@ -277,6 +279,53 @@ static void test_buffer_align(void)
 }
 
 /*
+ * Stacks across the largest class of buffers (4 KiB): on one processor,
+ * each waiter, deeper than the one before, gets a first buffer of just
+ * what it saves, so a sweep in 8-byte steps takes a buffer of every
+ * 16-byte class near the limit, and the first size past it; the last
+ * thread wakes them all, and each gives its buffer back as it ends.
+ */
+enum { EDGE_FROM = 3900, EDGE_STEP = 8, EDGE_N = 50 };
+static void *edge_thread[EDGE_N];
+static long edge_bad;
+
+static void edge_wait(void *arg)
+{
+	long i = (long)arg;
+	volatile char pad[EDGE_FROM + i * EDGE_STEP];
+
+	fill_bytes(pad, sizeof pad, (char)i);
+	edge_bad += ops->so_wait() != 0;
+	edge_bad += !bytes_intact(pad, sizeof pad, (char)i);
+}
+
+static void edge_wake(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < EDGE_N; i++)
+		edge_bad += ops->so_wake(edge_thread[i]) != 0;
+}
+
+static void test_buffer_classes_edge(void)
+{
+	struct sched_stats st;
+
+	edge_bad = 0;
+	require(ops->so_init(1, EDGE_N + 1) == 0);
+	for (long i = 0; i < EDGE_N; i++) {
+		edge_thread[i] = ops->so_spawn(edge_wait, (void *)i, 0);
+		require(edge_thread[i] != NULL);
+	}
+	require(ops->so_spawn(edge_wake, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	require(ops->so_stats(0, &st) == 0);
+	ok(edge_bad == 0 && st.ss_max_stack > EDGE_FROM + EDGE_N * EDGE_STEP,
+	   "%s: stacks of %d bytes and more in %d-byte steps, across the "
+	   "largest buffer class: saved intact, given back (%lu at most)",
+	   ops->so_name, EDGE_FROM, EDGE_STEP, st.ss_max_stack);
+}
+
+/*
  * sched_set_share_fpctl: a thread woken by one that changed the rounding
  * mode and blocked finds that mode if they share the state, else its own.
  */
@@ -373,6 +422,142 @@ static void test_wake_finished(void)
 	   ops->so_name);
 }
 
+/*
+ * The same from a thread of its own processor: -ESRCH, and no wake-up
+ * counted. On one processor, `quick` has ended before the waker runs.
+ */
+static void wake_finished_here(void *arg)
+{
+	(void)arg;
+	finished_rc = ops->so_wake(finished);
+}
+
+static void test_wake_finished_here(void)
+{
+	struct sched_stats st;
+
+	require(ops->so_init(1, 2) == 0);
+	finished = ops->so_spawn(quick, NULL, 0);
+	require(finished != NULL &&
+		ops->so_spawn(wake_finished_here, NULL, 0) != NULL);
+	finished_rc = 0;
+	require(ops->so_fini() == 0);
+	require(ops->so_stats(0, &st) == 0);
+	ok(finished_rc == -ESRCH && st.ss_local_wakes == 0,
+	   "%s: waking a finished thread from its own processor: -ESRCH (got "
+	   "%d), not counted (%lu local wakes)", ops->so_name, finished_rc,
+	   st.ss_local_wakes);
+}
+
+/*
+ * Two threads that keep waking each other never leave their processor
+ * idle; a wake from another processor must still reach a third thread
+ * there, which then stops them (ll reads its inbox also when there are
+ * threads ready). Spawned in the order that puts them so with rr too:
+ * the pair and the sleeper on processor 0 (rr: the pair split), the
+ * waker on processor 1.
+ */
+static void *pp_pair[2], *pp_sleeper;
+static int pp_waiting, pp_stop;
+
+static void pp_member(void *arg)
+{
+	long i = (long)arg;
+
+	while (!__atomic_load_n(&pp_stop, __ATOMIC_ACQUIRE)) {
+		ops->so_wake(pp_pair[!i]);
+		ops->so_wait();
+	}
+	ops->so_wake(pp_pair[!i]);	/* out of its last wait */
+}
+
+static void pp_sleep(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&pp_waiting, 1, __ATOMIC_RELEASE);
+	ops->so_wait();
+	__atomic_store_n(&pp_stop, 1, __ATOMIC_RELEASE);
+}
+
+/* Wakes the sleeper once the pair runs and it waits (or is about to). */
+static void pp_wake(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&pp_waiting, __ATOMIC_ACQUIRE))
+		sched_yield();
+	ops->so_wake(pp_sleeper);
+}
+
+static void test_wake_among_busy(void)
+{
+	pp_waiting = pp_stop = 0;
+	require(ops->so_init(2, 4) == 0);
+	for (long i = 0; i < 2; i++)
+		pp_pair[i] = ops->so_spawn(pp_member, (void *)i, 0);
+	pp_sleeper = ops->so_spawn(pp_sleep, NULL, 0);
+	require(pp_pair[0] != NULL && pp_pair[1] != NULL &&
+		pp_sleeper != NULL && ops->so_spawn(pp_wake, NULL, 1) != NULL);
+	tap_watchdog(30, "%s: a wake from another processor never reached a "
+		     "thread among busy ones", ops->so_name);
+	require(ops->so_fini() == 0);
+	tap_watchdog_off();
+	ok(pp_stop, "%s: a wake from another processor reaches a thread whose "
+	   "processor is never idle", ops->so_name);
+}
+
+/*
+ * A struct reused for a new thread carries nothing over from the thread
+ * it served, which ended with a wake banked: the new thread's wait
+ * blocks until the thread queued after it wakes it. The first thread the
+ * parent spawns settles the struct owed for the parent's own spawn from
+ * the native thread (sched/proc.c), so the second one's goes to the
+ * processor's free list, for the next spawn there.
+ */
+static void *fresh_old, *fresh_new;
+static int fresh_checked, fresh_saw;
+
+static void fresh_leave(void *arg)
+{
+	ops->so_wake(ops->so_self());	/* banked, never waited for */
+	ops->so_wake(arg);
+}
+
+static void fresh_wait(void *arg)
+{
+	(void)arg;
+	if (ops->so_wait() == 0)
+		fresh_saw = fresh_checked;
+}
+
+static void fresh_check(void *arg)
+{
+	(void)arg;
+	fresh_checked = 1;
+	ops->so_wake(fresh_new);
+}
+
+static void fresh_parent(void *arg)
+{
+	(void)arg;
+	ops->so_spawn(quick, NULL, 0);
+	fresh_old = ops->so_spawn(fresh_leave, ops->so_self(), 0);
+	ops->so_wait();		/* fresh_leave has ended when this returns */
+	fresh_new = ops->so_spawn(fresh_wait, NULL, 0);
+	ops->so_spawn(fresh_check, NULL, 0);
+}
+
+static void test_reuse_fresh(void)
+{
+	fresh_old = fresh_new = NULL;
+	fresh_checked = fresh_saw = 0;
+	require(ops->so_init(1, 4) == 0);
+	require(ops->so_spawn(fresh_parent, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(fresh_new != NULL && fresh_new == fresh_old && fresh_saw,
+	   "%s: a thread reusing the struct of one that ended with a wake "
+	   "banked does not get that wake: its wait blocks", ops->so_name);
+}
+
 /* done() ends the thread; code after it never runs. */
 static int before_done, after_done;
 
@@ -424,9 +609,13 @@ static void test_misc(void)
 	const struct sched_ops *other = ops == &ll_ops ? &rr_ops : &ll_ops;
 	struct sched_stats st;
 
+	ok(ops->so_init(0, 1) == -EINVAL && ops->so_init(4097, 1) == -EINVAL,
+	   "%s: init of 0 or 4097 processors: -EINVAL", ops->so_name);
 	require(ops->so_init(2, 0) == 0);
 	ok(ops->so_fini() == 0, "%s: fini with nothing spawned returns",
 	   ops->so_name);
+	ok(ops->so_start() == -EINVAL && ops->so_fini() == -EINVAL,
+	   "%s: start and fini after fini: -EINVAL", ops->so_name);
 	ok(ops->so_wait() == -EPERM, "%s: wait outside a thread: -EPERM",
 	   ops->so_name);
 	ok(ops->so_wake(NULL) == -EINVAL, "%s: wake of NULL: -EINVAL",
@@ -438,6 +627,13 @@ static void test_misc(void)
 	errno = 0;
 	ok(ops->so_spawn(NULL, NULL, 0) == NULL && errno == EINVAL,
 	   "%s: spawn of a NULL function: NULL, EINVAL", ops->so_name);
+	errno = 0;
+	if (ops == &ll_ops)
+		ok(ops->so_spawn(quick, NULL, -1) == NULL && errno == EINVAL,
+		   "ll: spawn in a negative group: NULL, EINVAL");
+	else
+		ok(ops->so_spawn(quick, NULL, -1) != NULL,
+		   "rr: the group is ignored, a negative one too");
 	ok(ops->so_spawn(quick, NULL, 0) != NULL && ops->so_fini() == 0,
 	   "%s: and the scheduler goes on", ops->so_name);
 
@@ -453,13 +649,16 @@ static void test_misc(void)
 
 	require(ops->so_init(4, 0) == 0);
 	require(ops->so_start() == 0);
+	ok(ops->so_start() == -EALREADY, "%s: start again: -EALREADY",
+	   ops->so_name);
 	leaves = 0;
 	require(ops->so_spawn(tree, (void *)14L, 0) != NULL);
 	require(ops->so_fini() == 0);
 	ok(leaves == 1 << 14, "%s: threads spawning threads on 4 processors: "
 	   "%ld leaves", ops->so_name, leaves);
-	ok(ops->so_stats(3, &st) == 0 && ops->so_stats(4, &st) == -EINVAL,
-	   "%s: counters of processor 3 of 4, not of 4", ops->so_name);
+	ok(ops->so_stats(3, &st) == 0 && ops->so_stats(4, &st) == -EINVAL &&
+	   ops->so_stats(-1, &st) == -EINVAL,
+	   "%s: counters of processor 3 of 4, not of 4 or -1", ops->so_name);
 
 	require(ops->so_init(4, 1) == 0);
 	require(ops->so_start() == 0);
@@ -489,6 +688,39 @@ static void test_misc(void)
 	ok(inside_start == -EPERM && inside_fini == -EDEADLK,
 	   "%s: from a thread, start: -EPERM (got %d), fini: -EDEADLK (got "
 	   "%d)", ops->so_name, inside_start, inside_fini);
+}
+
+/* Before the first init: nothing to start, finish, count or spawn on. */
+static void test_before_init(void)
+{
+	struct sched_stats st;
+	int start = ops->so_start(), fini = ops->so_fini();
+	int stats = ops->so_stats(0, &st);
+
+	errno = 0;
+	ok(start == -EINVAL && fini == -EINVAL && stats == -EINVAL &&
+	   ops->so_spawn(quick, NULL, 0) == NULL && errno == EINVAL,
+	   "%s: before init: start, fini and stats -EINVAL (got %d, %d, %d), "
+	   "spawn NULL with EINVAL", ops->so_name, start, fini, stats);
+}
+
+/*
+ * A processor with nothing to run goes to sleep, and counts it. Waits for
+ * it: spinning first, it may take a moment.
+ */
+static void test_sleeps(void)
+{
+	struct sched_stats st = { 0 };
+
+	require(ops->so_init(2, 0) == 0 && ops->so_start() == 0);
+	tap_watchdog(30, "%s: an idle processor never counted a sleep",
+		     ops->so_name);
+	while (ops->so_stats(1, &st) == 0 && st.ss_sleeps == 0)
+		sched_yield();
+	tap_watchdog_off();
+	require(ops->so_fini() == 0);
+	ok(st.ss_sleeps > 0, "%s: an idle processor sleeps and counts it",
+	   ops->so_name);
 }
 
 /*
@@ -935,6 +1167,51 @@ static void test_spawn_elsewhere_reuse(void)
 }
 
 /*
+ * Wakes from a native thread that pile up before their thread runs (ll:
+ * while it is in its processor's inbox) hold its struct only until they
+ * are applied: a second round of as many spawns reuses the structs of the
+ * first. On one processor, all but the last thread's struct are back once
+ * that thread has run.
+ */
+enum { PILE_KIDS = 100 };
+static long pile_ran;
+
+static void pile_kid(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&pile_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void test_piled_wakes_reuse(void)
+{
+	void *h[2 * PILE_KIDS];
+	long bad = 0, structs;
+
+	pile_ran = 0;
+	require(ops->so_init(1, PILE_KIDS) == 0);
+	for (int i = 0; i < PILE_KIDS; i++) {
+		h[i] = ops->so_spawn(pile_kid, NULL, 0);
+		require(h[i] != NULL);
+		bad += ops->so_wake(h[i]) != 0 || ops->so_wake(h[i]) != 0;
+	}
+	require(ops->so_start() == 0);
+	tap_watchdog(30, "%s: threads woken before they ran hang",
+		     ops->so_name);
+	while (__atomic_load_n(&pile_ran, __ATOMIC_ACQUIRE) < PILE_KIDS)
+		sched_yield();
+	tap_watchdog_off();
+	for (int i = PILE_KIDS; i < 2 * PILE_KIDS; i++) {
+		h[i] = ops->so_spawn(pile_kid, NULL, 0);
+		require(h[i] != NULL);
+	}
+	require(ops->so_fini() == 0);
+	structs = distinct(h, 2 * PILE_KIDS);
+	ok(bad == 0 && structs <= PILE_KIDS + 1, "%s: %d threads woken twice "
+	   "from a native thread before they ran, then %d more: %ld structs",
+	   ops->so_name, PILE_KIDS, PILE_KIDS, structs);
+}
+
+/*
  * Wakes that race with their target's end and the reuse of its struct: a
  * spawner on processor 0 spawns rounds of children (on both processors),
  * each of which waits once; two native threads keep waking the handles of
@@ -1115,6 +1392,11 @@ int main(void)
 	ok(sched_find(NULL) == NULL, "no scheduler name: NULL");
 	for (int i = 0; i < 2; i++) {
 		ops = sched_find(names[i]);
+		require(ops != NULL);
+		test_before_init();
+	}
+	for (int i = 0; i < 2; i++) {
+		ops = sched_find(names[i]);
 		require(ops != NULL && strcmp(ops->so_name, names[i]) == 0);
 		run_ring(2, 1, 1000, 1, 0);
 		run_ring(8, 100, 100, 1, 0);
@@ -1127,9 +1409,14 @@ int main(void)
 		test_wake_before_wait();
 		test_many_banked();
 		test_buffer_align();
+		test_buffer_classes_edge();
+		test_reuse_fresh();
 		test_wake_finished();
+		test_wake_finished_here();
+		test_wake_among_busy();
 		test_share_fpctl();
 		test_misc();
+		test_sleeps();
 		test_pin_env();
 		test_pinning();
 		test_wake_reuse();
@@ -1138,6 +1425,7 @@ int main(void)
 		test_fini_concurrent();
 		test_start_concurrent();
 		test_spawn_elsewhere_reuse();
+		test_piled_wakes_reuse();
 		test_sparse_memory();
 		test_million();
 	}
