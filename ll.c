@@ -85,12 +85,12 @@ static void ll_drain(struct ll_proc *l)
 	}
 }
 
+/* Only p fills its ready queue, empty while it idles: work is in the inbox. */
 static int ll_has_work(struct proc *p)
 {
 	struct ll_proc *l = (struct ll_proc *)p;
 
-	return p->p_ready.q_head != NULL ||
-	       __atomic_load_n(&l->l_inbox, __ATOMIC_SEQ_CST) != NULL;
+	return __atomic_load_n(&l->l_inbox, __ATOMIC_SEQ_CST) != NULL;
 }
 
 /* ll_next when there are remote wakes or nothing to run: drain, idle. */
