@@ -11,6 +11,7 @@
 #include "usched.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -161,9 +162,13 @@ static struct node *parse(const char **s)
 	if (**s == '(')
 		return parse_list(s);
 	n = new_node();
+	errno = 0;
 	n->n_leaf = strtol(*s, &end, 10);
 	if (end == *s)
 		bad_tree("expected a number or (", *s);
+	/* strtol clamps: two different huge leaves would compare the same. */
+	if (errno == ERANGE)
+		bad_tree("number out of range", *s);
 	*s = end;
 	n->n_is_leaf = 1;
 	return n;
