@@ -21,11 +21,13 @@
 #include "tap.h"
 #include "tsched.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 enum {
@@ -728,14 +730,66 @@ static void config(int argc, char **argv, uint64_t *seed, long long *ops)
 	const char *s = argc > 1 ? argv[1] : getenv("USCHED_MODEL_SEED");
 	const char *n = argc > 2 ? argv[2] : getenv("USCHED_MODEL_OPS");
 	struct timespec ts;
+	char *end;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	*seed = (uint64_t)ts.tv_sec * 1000003 + ts.tv_nsec / 1000;
-	if (s != NULL)
-		*seed = strtoull(s, NULL, 0);
+	/*
+	 * Whole numbers only: a seed of "1e8" (OPS given alone) or OPS of
+	 * "x" would otherwise run another seed, or nothing, and pass.
+	 */
+	if (s != NULL) {
+		errno = 0;
+		*seed = strtoull(s, &end, 0);
+		if (end == s || *end != 0 || errno != 0 || *s == '-') {
+			fprintf(stderr, "usage: t_model [SEED [OPS]]: "
+				"bad SEED '%s'\n", s);
+			exit(2);
+		}
+	}
 	/* Sanitizers and USCHED_TEST_THREADS scale the default down. */
-	*ops = n != NULL ? (long long)strtod(n, NULL) :
-			   10 * test_threads(DEFAULT_OPS / 10);
+	*ops = 10 * test_threads(DEFAULT_OPS / 10);
+	if (n != NULL) {
+		double d = strtod(n, &end);
+
+		if (end == n || *end != 0 || !(d >= 1 && d <= 1e18)) {
+			fprintf(stderr, "usage: t_model [SEED [OPS]]: "
+				"bad OPS '%s' (1 to 1e18)\n", n);
+			exit(2);
+		}
+		*ops = (long long)d;
+	}
+}
+
+/* config() in a child: bad arguments end it with exit 2. */
+static void config_child(void *arg)
+{
+	char **argv = arg;
+	uint64_t seed;
+	long long ops;
+
+	config(3, argv, &seed, &ops);
+	exit(0);
+}
+
+static void test_config(void)
+{
+	static const char *const bad[][2] = {
+		{ "1e8", "1000" }, { "abc", "1000" }, { "-1", "1000" },
+		{ "42", "xyz" }, { "42", "0" }, { "42", "1e4x" },
+	};
+	char out[512];
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *argv[] = { "t_model", (char *)bad[i][0],
+				 (char *)bad[i][1], NULL };
+		int status = stderr_of(config_child, argv, out, sizeof out);
+
+		ok(WIFEXITED(status) && WEXITSTATUS(status) == 2 &&
+		   strstr(out, "usage: t_model") != NULL,
+		   "t_model %s %s: a usage message and exit 2", bad[i][0],
+		   bad[i][1]);
+	}
 }
 
 int main(int argc, char **argv)
@@ -746,6 +800,7 @@ int main(int argc, char **argv)
 	int reported = 0;
 
 	config(argc, argv, &seed, &left);
+	test_config();
 	rr_sched = sched_find("rr");
 	ll_sched = sched_find("ll");
 	require(rr_sched != NULL && ll_sched != NULL);
