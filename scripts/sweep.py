@@ -482,12 +482,22 @@ def present_impls(opts):
 
 
 def dry_run(todo, done):
-    print("label\tN\tR\tM\tD\tP\tcommand")
-    for pt in todo:
-        print(f"{pt.impl.label}\t{pt.n}\t{pt.r}\t{pt.m}\t{pt.d}\t{pt.p}\t"
-              f"{shlex.join(pt.argv)}")
+    """List the points; 1 if the reader left early (sweep.py ... | head)."""
+    rc = 0
+    try:
+        print("label\tN\tR\tM\tD\tP\tcommand")
+        for pt in todo:
+            print(f"{pt.impl.label}\t{pt.n}\t{pt.r}\t{pt.m}\t{pt.d}\t"
+                  f"{pt.p}\t{shlex.join(pt.argv)}")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # No traceback for what the reader did not want, and none again
+        # when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        rc = 1
     print(f"{len(todo)} points to run, {done} already done",
           file=sys.stderr)
+    return rc
 
 
 def sweep(todo, opts, hyperfine):
@@ -520,8 +530,7 @@ def main(argv=None):
     points = make_points(impls, opts.ns, opts.rs, opts.messages, opts.bin)
     todo = [p for p in points if not is_done(opts.results, p, opts)]
     if opts.dry_run:
-        dry_run(todo, len(points) - len(todo))
-        return 0
+        return dry_run(todo, len(points) - len(todo))
     hyperfine = shutil.which("hyperfine")
     if hyperfine is None:
         print("sweep.py: hyperfine not found (apt-get install hyperfine)",

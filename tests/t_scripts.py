@@ -364,6 +364,18 @@ def test_dry_run(tmp):
             "--results", res)
     check({r[0] for r in dry_points(p.stdout)} == {"GO", "BOOST"},
           "--only restricts the implementations", p.stdout)
+    # A reader that leaves at once, as head(1) does after its lines.
+    p = subprocess.Popen([sys.executable, SWEEP, "--dry-run", "--profile",
+                          "full", "--bin", bindir, "--results", res],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    p.stdout.close()
+    err = p.stderr.read()
+    p.wait(timeout=300)
+    p.stderr.close()
+    check(p.returncode == 1 and "Traceback" not in err
+          and "BrokenPipe" not in err and "points to run" in err,
+          "dry run into a closed pipe: exit 1, no traceback", err)
 
 
 # ---- sweep.py for real, with fake binaries ---------------------------------
