@@ -50,7 +50,8 @@ BENCH_BIN   := bench/bin
 BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
 PEERS       := c cpp go rust
 
-.PHONY: all check-build test check-matrix install clean bench report perf
+.PHONY: all check-build test check-matrix install clean distclean bench report \
+	perf
 all: $(O)/libusched.a $(O)/libusched.so
 
 $(OBJ)/%.o: %.c $(LIB_HDRS)
@@ -149,7 +150,10 @@ install: all
 	install -m 755 $(O)/libusched.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(OBJ)/usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
+# clean keeps report/: its results may be hours of a full sweep.
 clean:
-	rm -rf build libusched.a libusched.so $(BENCH_BIN) \
-		report
+	rm -rf build libusched.a libusched.so $(BENCH_BIN)
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done
+
+distclean: clean
+	rm -rf report

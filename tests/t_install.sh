@@ -3,7 +3,7 @@
 # usched.pc land under PREFIX (a second install under another PREFIX names
 # its own), and programs build against them with pkg-config alone: the
 # README's complete program, linked shared and static, and one that uses
-# both schedulers, in C and C++.
+# both schedulers, in C and C++. Also: what make clean leaves.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -120,5 +120,13 @@ for lang in c c++; do
 		[ "$(LD_LIBRARY_PATH="$tmp/b/lib" "$tmp/scheds-$lang")" = 2 ]
 	ok $? "as $lang, a program of ll.h, rr.h and sched/sched.h builds and runs a thread on each"
 done
+
+# A full sweep's results take hours: only distclean removes them.
+recipe() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$root" -n -s \
+		--no-print-directory "$1" 2>/dev/null
+}
+! recipe clean | grep -q report && recipe distclean | grep -q "rm -rf report"
+ok $? "make clean keeps report/, make distclean removes it"
 
 tap_done
