@@ -131,8 +131,8 @@ def section(title):
 
 
 def switch(args):
-    section("Switch: bench/bin/switch [-f] -n 5000000 0 (-f: the threads "
-            "share the FP control state)")
+    section("Switch: %s [-f] -n 5000000 0 (-f: the threads share the FP "
+            "control state)" % os.path.relpath(os.path.join(BIN, "switch")))
     saved = run(["switch", "-n", 1000, 0])[0].split()[-2]
     both = best([["switch", "-n", 5000000, 0],
                  ["switch", "-f", "-n", 5000000, 0]], args.runs, 2)

@@ -631,6 +631,8 @@ def test_perf(tmp):
     out = p.stdout
     check(p.returncode == 0, "perf.py runs on programs that work",
           p.stderr)
+    check("## Switch: %s [-f]" % os.path.relpath(os.path.join(tmp, "switch"))
+          in out, "the switch heading names the --bin program", out)
     check("128 bytes saved: 13.00 ns a switch   goal <= 12: MISSED" in out
           and "128 bytes saved: 12.00 ns a switch with -f   goal <= 12: met"
           in out, "the switch figures, without and with -f, and verdicts",
