@@ -542,6 +542,11 @@ def main(argv=None):
         print(f"{len(todo)} points to run, {len(points) - len(todo)} "
               f"already done; results in {opts.results}", flush=True)
         failed = sweep(todo, opts, hyperfine)
+    except BrokenPipeError:	# the reader left (| head): say so, once
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"sweep.py: output closed; finished points are in "
+              f"{opts.results}, run again to resume", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"sweep.py: cannot write the results: "
               f"{e.filename or opts.results}: {e.strerror or e}",

@@ -491,6 +491,25 @@ def test_sweep(tmp):
           "memory below --mem-reserve fails the point", p.stdout + p.stderr)
 
 
+def test_sweep_closed_pipe(tmp):
+    """A sweep whose reader leaves says so, not that it cannot write."""
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    fake_bin(bindir, "ring-pthread", "echo 0.004")
+    p = subprocess.Popen([sys.executable, SWEEP, "--bin", bindir, "--results",
+                          res, "--only", "POSIX", "--rs", "4,8",
+                          "--runs", "1", "--warmup", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    p.stdout.close()
+    err = p.stderr.read()
+    p.wait(timeout=300)
+    p.stderr.close()
+    check(p.returncode == 1 and "Traceback" not in err
+          and "cannot write" not in err and "output closed" in err,
+          "a sweep into a closed pipe: exit 1, 'output closed'", err)
+
+
 def test_interrupt(tmp):
     bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
     os.makedirs(bindir)
@@ -731,8 +750,8 @@ def test_perf(tmp):
 
 def main():
     for test in (test_graph, test_graph_bad, test_graph_legends,
-                 test_dry_run, test_sweep, test_interrupt,
-                 test_perf):
+                 test_dry_run, test_sweep, test_sweep_closed_pipe,
+                 test_interrupt, test_perf):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
                 test(tmp)
