@@ -772,6 +772,14 @@ static void config_child(void *arg)
 	exit(0);
 }
 
+/* test_threads() in a child, under USCHED_TEST_THREADS=arg: exit 2, or 0
+ * if it read 20000. */
+static void threads_child(void *arg)
+{
+	setenv("USCHED_TEST_THREADS", arg, 1);
+	exit(test_threads(1000000) == 20000 ? 0 : 1);
+}
+
 static void test_config(void)
 {
 	static const char *const bad[][2] = {
@@ -790,6 +798,11 @@ static void test_config(void)
 		   "t_model %s %s: a usage message and exit 2", bad[i][0],
 		   bad[i][1]);
 	}
+	ok(stderr_of(threads_child, "2e4", out, sizeof out) == 0,
+	   "USCHED_TEST_THREADS=2e4: 20000 threads");
+	ok(WEXITSTATUS(stderr_of(threads_child, "5x", out, sizeof out)) == 2 &&
+	   strstr(out, "USCHED_TEST_THREADS is '5x'") != NULL,
+	   "USCHED_TEST_THREADS=5x: a message and exit 2");
 }
 
 int main(int argc, char **argv)

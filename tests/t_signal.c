@@ -89,13 +89,14 @@ int main(void)
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL,
 			       .sigev_signo = SIGPROF };
 	struct itimerspec every = { { 0, 100000 }, { 0, 100000 } };
-	const char *env = getenv("USCHED_TEST_SWITCHES");
 	struct timespec t0, t1;
 	double secs;
 	timer_t timer;
 	struct tsched ts;
 
-	target = env != NULL && atol(env) > 0 ? atol(env) : 1000000;
+	target = test_env_count("USCHED_TEST_SWITCHES");
+	if (target == 0)
+		target = 1000000;
 	sigemptyset(&sa.sa_mask);
 	require(sigaction(SIGPROF, &sa, NULL) == 0);
 	require(timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0);

@@ -81,10 +81,26 @@ int bytes_intact(volatile char *p, size_t n, char v)
 	return 1;
 }
 
+long test_env_count(const char *name)
+{
+	const char *env = getenv(name);
+	char *end;
+	double d;
+
+	if (env == NULL || *env == 0)
+		return 0;
+	d = strtod(env, &end);
+	if (*end != 0 || !(d >= 1 && d <= 1e18)) {
+		fprintf(stderr, "%s is '%s', not a count from 1 to 1e18\n", name,
+			env);
+		exit(2);
+	}
+	return (long)d;
+}
+
 long test_threads(long n)
 {
-	const char *env = getenv("USCHED_TEST_THREADS");
-	long max = env != NULL ? atol(env) : 0;
+	long max = test_env_count("USCHED_TEST_THREADS");
 
 #ifdef TAP_SANITIZED
 	if (max <= 0)
