@@ -95,8 +95,11 @@ int main(int argc, char **argv)
 	double secs;
 	int i = bench_options(argc, argv, usage, "ll", 1, &ops, 0, NULL);
 
-	if (argc - i != 1)
+	if (argc == i)
 		usage_fail(argv[0], usage, "expected COUNT");
+	if (argc - i > 1)
+		usage_fail(argv[0], usage, "expected one COUNT, got %d "
+			   "arguments", argc - i);
 	count = arg_u64(argv[0], usage, "COUNT", argv[i], 1,
 			BENCH_MAX_COUNT);
 	secs = bench_seconds();

@@ -78,6 +78,9 @@ if [ "$(uname -m)" = x86_64 ] && command -v readelf >/dev/null &&
 	ok $? "ring -v 8 2 100 0 1: a member saves at most 112 bytes (${used:-?})"
 fi
 expect 2 create -f 10		# create takes no -f
+timeout 120 "$bin/create" 10 10 2>"$err" >/dev/null
+[ $? = 2 ] && grep -q "expected one COUNT, got 2 arguments" "$err"
+ok $? "create 10 10: one COUNT too many, said so, exit 2"
 for a in "${bad_ring_args[@]}" "2 1 1 600000 1"; do
 	expect 2 ring $a
 done
