@@ -1249,18 +1249,29 @@ static void reuse_spawn_rounds(void *arg)
 	__atomic_store_n(&reuse_stop, 1, __ATOMIC_RELEASE);
 }
 
+static void reuse_wake(void *h)
+{
+	int rc = h != NULL ? ops->so_wake(h) : 0;
+
+	if (rc != 0 && rc != -ESRCH)
+		__atomic_fetch_add(&reuse_bad, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Wakes every slot, from a random one on, then yields. One yield a sweep,
+ * not a wake: on a loaded machine a yield may cost a time slice, and 2000
+ * rounds of children each waiting for a random pick took minutes.
+ */
 static void *reuse_waker(void *arg)
 {
 	unsigned long seed = (unsigned long)arg;
 
 	while (!__atomic_load_n(&reuse_stop, __ATOMIC_ACQUIRE)) {
-		void *h = __atomic_load_n(&reuse_slot[tap_rand(&seed) %
-						      REUSE_KIDS],
-					  __ATOMIC_ACQUIRE);
-		int rc = h != NULL ? ops->so_wake(h) : 0;
+		unsigned long from = tap_rand(&seed);
 
-		if (rc != 0 && rc != -ESRCH)
-			__atomic_fetch_add(&reuse_bad, 1, __ATOMIC_RELAXED);
+		for (unsigned long i = from; i < from + REUSE_KIDS; i++)
+			reuse_wake(__atomic_load_n(&reuse_slot[i % REUSE_KIDS],
+						   __ATOMIC_ACQUIRE));
 		sched_yield();	/* under valgrind, the processors run too */
 	}
 	return NULL;
