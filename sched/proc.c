@@ -550,11 +550,11 @@ int procs_fini(struct procs *ps)
 		return -EINVAL;
 	procs_start_hold(ps);
 	rc = ps->ps_run < ps->ps_nr ? procs_start_held(ps) : 0;
-	procs_start_release(ps);
-	if (rc != 0) {
+	if (rc != 0)	/* before a start that waits may see it */
 		__atomic_store_n(&ps->ps_closing, 0, __ATOMIC_RELEASE);
+	procs_start_release(ps);
+	if (rc != 0)
 		return rc;
-	}
 	procs_stop(ps);
 	procs_free_chunks(ps);
 	pthread_mutex_destroy(&ps->ps_lock);
