@@ -78,10 +78,10 @@ const struct sched_ops *sched_find(const char *name);
 const char *sched_names(void);
 
 /*
- * Pin processor i to the i-th allowed CPU (modulo their number), for the
- * processors started next. Negative: as USCHED_PIN says, "0" or "1" (empty:
- * unset, on; anything else: so_init and so_start return -EINVAL); the
- * default.
+ * For the processors started next: 1 pins processor i to the i-th CPU the
+ * process may use (modulo their number), 0 does not pin. Negative (the
+ * default): as USCHED_PIN says, "0" or "1"; unset or empty is 1, anything
+ * else makes so_init and so_start return -EINVAL.
  */
 void sched_set_pinning(int on);
 /*

@@ -741,7 +741,9 @@ static void config(int argc, char **argv, uint64_t *seed, long long *ops)
 	if (s != NULL) {
 		errno = 0;
 		*seed = strtoull(s, &end, 0);
-		if (end == s || *end != 0 || errno != 0 || *s == '-') {
+		/* strtoull takes "-1", also after spaces, as 2^64 - 1 */
+		if (end == s || *end != 0 || errno != 0 ||
+		    strchr(s, '-') != NULL) {
 			fprintf(stderr, "usage: t_model [SEED [OPS]]: "
 				"bad SEED '%s'\n", s);
 			exit(2);
@@ -784,6 +786,7 @@ static void test_config(void)
 {
 	static const char *const bad[][2] = {
 		{ "1e8", "1000" }, { "abc", "1000" }, { "-1", "1000" },
+		{ " -1", "1000" },
 		{ "42", "xyz" }, { "42", "0" }, { "42", "1e4x" },
 	};
 	char out[512];

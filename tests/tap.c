@@ -91,8 +91,8 @@ long test_env_count(const char *name)
 		return 0;
 	d = strtod(env, &end);
 	if (*end != 0 || !(d >= 1 && d <= 1e18)) {
-		fprintf(stderr, "%s is '%s', not a count from 1 to 1e18\n", name,
-			env);
+		fprintf(stderr, "%s is '%s', not a count from 1 to 1e18\n",
+			name, env);
 		exit(2);
 	}
 	return (long)d;
