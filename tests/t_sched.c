@@ -397,23 +397,19 @@ static void wake_finished(void *arg)
 static void test_wake_finished(void)
 {
 	void *waker;
-	int rc = 0;
+	int rc;
 
 	require(ops->so_init(2, 2) == 0);
 	finished = ops->so_spawn(quick, NULL, 0);
 	waker = ops->so_spawn(wake_finished, NULL, 1);
 	require(finished != NULL && waker != NULL);
 	require(ops->so_start() == 0);
-	/*
-	 * Until `quick` has ended, the wakes are kept as permits. The bound
-	 * only turns a scheduler that never says -ESRCH into a failure
-	 * instead of a hang.
-	 */
-	for (long i = 0; i < 100000 && rc == 0; i++) {
-		rc = ops->so_wake(finished);
-		if (rc == 0)
-			usleep(50);
-	}
+	/* Until `quick` has ended, the wakes are kept as permits. */
+	tap_watchdog(60, "%s: wakes of a finished thread never fail",
+		     ops->so_name);
+	while ((rc = ops->so_wake(finished)) == 0)
+		usleep(50);
+	tap_watchdog_off();
 	ok(rc == -ESRCH, "%s: waking a finished thread from a native thread: "
 	   "-ESRCH (got %d)", ops->so_name, rc);
 	require(ops->so_wake(waker) == 0);
