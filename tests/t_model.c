@@ -751,15 +751,10 @@ static void config(int argc, char **argv, uint64_t *seed, long long *ops)
 	}
 	/* Sanitizers and USCHED_TEST_THREADS scale the default down. */
 	*ops = 10 * test_threads(DEFAULT_OPS / 10);
-	if (n != NULL) {
-		double d = strtod(n, &end);
-
-		if (end == n || *end != 0 || !(d >= 1 && d <= 1e18)) {
-			fprintf(stderr, "usage: t_model [SEED [OPS]]: "
-				"bad OPS '%s' (1 to 1e18)\n", n);
-			exit(2);
-		}
-		*ops = (long long)d;
+	if (n != NULL && (*ops = test_count(n)) == 0) {
+		fprintf(stderr, "usage: t_model [SEED [OPS]]: bad OPS '%s' "
+			"(1 to 1e18)\n", n);
+		exit(2);
 	}
 }
 

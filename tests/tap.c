@@ -81,21 +81,28 @@ int bytes_intact(volatile char *p, size_t n, char v)
 	return 1;
 }
 
+long test_count(const char *s)
+{
+	char *end;
+	double d = strtod(s, &end);
+
+	return end != s && *end == 0 && d >= 1 && d <= 1e18 ? (long)d : 0;
+}
+
 long test_env_count(const char *name)
 {
 	const char *env = getenv(name);
-	char *end;
-	double d;
+	long n;
 
 	if (env == NULL || *env == 0)
 		return 0;
-	d = strtod(env, &end);
-	if (*end != 0 || !(d >= 1 && d <= 1e18)) {
+	n = test_count(env);
+	if (n == 0) {
 		fprintf(stderr, "%s is '%s', not a count from 1 to 1e18\n",
 			name, env);
 		exit(2);
 	}
-	return (long)d;
+	return n;
 }
 
 long test_threads(long n)

@@ -66,8 +66,10 @@ unsigned long tap_rand(unsigned long *state);
 enum { TAP_DEEP_BAD = -1000 };
 int tap_deep(int depth, int (*bottom)(void));
 
-/* Environment variable name as a count (5e7 will do), 0 if unset or
- * empty; anything else ends the test with exit 2. */
+/* s as a count from 1 to 1e18 (5e7 will do), or 0 if it is not one. */
+long test_count(const char *s);
+/* Environment variable name as a count, 0 if unset or empty; anything
+ * else ends the test with exit 2. */
 long test_env_count(const char *name);
 /* n, or fewer under sanitizers or if USCHED_TEST_THREADS says so. */
 long test_threads(long n);
