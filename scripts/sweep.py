@@ -481,6 +481,12 @@ def present_impls(opts):
     return found
 
 
+def quiet_stdout():
+    """After the reader left (sweep.py ... | head): no traceback for what
+    it did not want, and none again when Python flushes stdout at exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def dry_run(todo, done):
     """List the points; 1 if the reader left early (sweep.py ... | head)."""
     rc = 0
@@ -491,9 +497,7 @@ def dry_run(todo, done):
                   f"{pt.p}\t{shlex.join(pt.argv)}")
         sys.stdout.flush()
     except BrokenPipeError:
-        # No traceback for what the reader did not want, and none again
-        # when Python flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        quiet_stdout()
         rc = 1
     print(f"{len(todo)} points to run, {done} already done",
           file=sys.stderr)
@@ -542,8 +546,8 @@ def main(argv=None):
         print(f"{len(todo)} points to run, {len(points) - len(todo)} "
               f"already done; results in {opts.results}", flush=True)
         failed = sweep(todo, opts, hyperfine)
-    except BrokenPipeError:	# the reader left (| head): say so, once
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:
+        quiet_stdout()
         print(f"sweep.py: output closed; finished points are in "
               f"{opts.results}, run again to resume", file=sys.stderr)
         return 1

@@ -328,6 +328,19 @@ def point_errors(rows, bindir, messages):
     return errs
 
 
+def closed_pipe(*args):
+    """sweep.py with args, its reader leaving at once, as head(1) does
+    after its lines: its exit status and stderr."""
+    p = subprocess.Popen([sys.executable, SWEEP, *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    p.stdout.close()
+    err = p.stderr.read()
+    p.wait(timeout=300)
+    p.stderr.close()
+    return p.returncode, err
+
+
 def test_dry_run(tmp):
     bindir = os.path.join(tmp, "bin")
     os.makedirs(bindir)
@@ -364,16 +377,9 @@ def test_dry_run(tmp):
             "--results", res)
     check({r[0] for r in dry_points(p.stdout)} == {"GO", "BOOST"},
           "--only restricts the implementations", p.stdout)
-    # A reader that leaves at once, as head(1) does after its lines.
-    p = subprocess.Popen([sys.executable, SWEEP, "--dry-run", "--profile",
-                          "full", "--bin", bindir, "--results", res],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    p.stdout.close()
-    err = p.stderr.read()
-    p.wait(timeout=300)
-    p.stderr.close()
-    check(p.returncode == 1 and "Traceback" not in err
+    rc, err = closed_pipe("--dry-run", "--profile", "full", "--bin", bindir,
+                          "--results", res)
+    check(rc == 1 and "Traceback" not in err
           and "BrokenPipe" not in err and "points to run" in err,
           "dry run into a closed pipe: exit 1, no traceback", err)
 
@@ -496,16 +502,10 @@ def test_sweep_closed_pipe(tmp):
     bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
     os.makedirs(bindir)
     fake_bin(bindir, "ring-pthread", "echo 0.004")
-    p = subprocess.Popen([sys.executable, SWEEP, "--bin", bindir, "--results",
-                          res, "--only", "POSIX", "--rs", "4,8",
-                          "--runs", "1", "--warmup", "0"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    p.stdout.close()
-    err = p.stderr.read()
-    p.wait(timeout=300)
-    p.stderr.close()
-    check(p.returncode == 1 and "Traceback" not in err
+    rc, err = closed_pipe("--bin", bindir, "--results", res, "--only",
+                          "POSIX", "--rs", "4,8", "--runs", "1", "--warmup",
+                          "0")
+    check(rc == 1 and "Traceback" not in err
           and "cannot write" not in err and "output closed" in err,
           "a sweep into a closed pipe: exit 1, 'output closed'", err)
 
