@@ -989,11 +989,19 @@ static void *ctl_pair(void *arg)
 	return NULL;
 }
 
-/* Two native threads at once: first (0 or 2, see ctl_pair) and start. */
+enum { CTL_PROCS = 4, CTL_KIDS = 8 };
+
+/*
+ * A fresh scheduler with CTL_KIDS threads to run, then two native threads
+ * at once: first (0 or 2, see ctl_pair) and start.
+ */
 static void ctl_pair_run(long first)
 {
 	pthread_t th[2];
 
+	require(ops->so_init(CTL_PROCS, CTL_KIDS) == 0);
+	for (int k = 0; k < CTL_KIDS; k++)
+		require(ops->so_spawn(count_run, &ctl_pair_ran, k) != NULL);
 	require(pthread_barrier_init(&ctl_pair_line, NULL, 2) == 0);
 	require(pthread_create(&th[0], NULL, ctl_pair, (void *)first) == 0 &&
 		pthread_create(&th[1], NULL, ctl_pair, (void *)1L) == 0);
@@ -1004,28 +1012,15 @@ static void ctl_pair_run(long first)
 
 static void test_start_concurrent(void)
 {
-	int rounds = 30, bad_starts = 0, bad_fini = 0, nr = 4, kids = 8;
+	int rounds = 30, bad_starts = 0, bad_fini = 0, s;
 
 	ctl_pair_ran = 0;
 	for (int r = 0; r < rounds; r++) {
-		int s;
-
-		require(ops->so_init(nr, kids) == 0);
-		for (int k = 0; k < kids; k++)
-			require(ops->so_spawn(count_run, &ctl_pair_ran,
-					      k) != NULL);
 		ctl_pair_run(0);
-		s = ctl_pair_rc[0] + ctl_pair_rc[1];
-		bad_starts += s != -EALREADY;
+		bad_starts += ctl_pair_rc[0] + ctl_pair_rc[1] != -EALREADY;
 		bad_fini += ops->so_fini() != 0;
 	}
 	for (int r = 0; r < rounds; r++) {
-		int s;
-
-		require(ops->so_init(nr, kids) == 0);
-		for (int k = 0; k < kids; k++)
-			require(ops->so_spawn(count_run, &ctl_pair_ran,
-					      k) != NULL);
 		ctl_pair_run(2);
 		s = ctl_pair_rc[1];
 		bad_fini += ctl_pair_rc[0] != 0 ||
@@ -1034,10 +1029,11 @@ static void test_start_concurrent(void)
 	ok(bad_starts == 0, "%s: %d rounds of start from two native threads "
 	   "at once: one 0, the other -EALREADY; %d rounds wrong",
 	   ops->so_name, rounds, bad_starts);
-	ok(bad_fini == 0 && ctl_pair_ran == 2L * rounds * kids,
+	ok(bad_fini == 0 && ctl_pair_ran == 2L * rounds * CTL_KIDS,
 	   "%s: %d rounds of start against fini: fini 0, start 0, -EALREADY "
 	   "or -EINVAL, every thread ran once (%d wrong, %ld of %d ran)",
-	   ops->so_name, rounds, bad_fini, ctl_pair_ran, 2 * rounds * kids);
+	   ops->so_name, rounds, bad_fini, ctl_pair_ran,
+	   2 * rounds * CTL_KIDS);
 }
 
 /*
