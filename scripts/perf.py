@@ -47,12 +47,18 @@ def execute(argv, what=""):
                            text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise Failed("%sno end after %d s" % (what, RUN_TIMEOUT))
-    if p.returncode != 0:
-        lines = [x for x in p.stderr.splitlines()
+    check_exit(p.returncode, p.stderr, what)
+    return p.stdout, p.stderr
+
+
+def check_exit(status, stderr, what=""):
+    """Raises Failed for a non-zero exit status, with `what` and the first
+    line of stderr that is not valgrind's."""
+    if status != 0:
+        lines = [x for x in stderr.splitlines()
                  if x.strip() and not x.startswith("==")]
         raise Failed(what + (lines[0][:72] if lines
-                             else "exit %d" % p.returncode))
-    return p.stdout, p.stderr
+                             else "exit %d" % status))
 
 
 def program(name):
@@ -68,16 +74,21 @@ def run(args):
     return execute([program(args[0])] + list(args[1:]))
 
 
+def seconds(out):
+    return float(out.split()[-1])
+
+
 def best(cmds, runs, ours):
     """Each command's smallest last number on stdout, or its failure; the
-    first `ours` commands are usched's: their failure is raised."""
+    first `ours` commands are usched's: their failure is raised. A command
+    may be a function returning the number instead."""
     out = [None] * len(cmds)
     for _ in range(runs):
         for i, cmd in enumerate(cmds):
             if isinstance(out[i], Failed):
                 continue
             try:
-                t = float(run(cmd)[0].split()[-1])
+                t = cmd() if callable(cmd) else seconds(run(cmd)[0])
             except Failed as e:
                 out[i] = e
                 continue
@@ -263,16 +274,56 @@ def ring_n2(args):
             show(mmsgs(2, r, t[1]), "%.1f"), show(x), verdict(x, 0.35, True)))
 
 
+def at_once(cmds, cpus):
+    """Runs the commands at the same time, each on its own CPU; the
+    largest of their times (seconds, last on stdout)."""
+    procs = [subprocess.Popen(
+        [program(c[0])] + [str(a) for a in c[1:]], text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda cpu=cpu: os.sched_setaffinity(0, {cpu}))
+        for c, cpu in zip(cmds, cpus)]
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=RUN_TIMEOUT))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise Failed("%s: no end after %d s" % (
+                os.path.basename(p.args[0]), RUN_TIMEOUT))
+    for p, (_, err) in zip(procs, outs):
+        check_exit(p.returncode, err)
+    return max(seconds(out) for out, _ in outs)
+
+
 def ring_p2(args):
-    section("Ring N=8, usched ll, P=2 against P=1 (goal 1.7x)")
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    section("Ring N=8, usched ll, P=2 against P=1 (goal 1.7x); and what the "
+            "host gives two CPUs: two P=1 rings of R/2 cycles each, as two "
+            "processes on CPUs %s at once" % " and ".join(map(str, cpus)))
     for r in args.rs[:3]:
         m = rounds(8, r)
-        t = best([["ring", "--sched", "ll", 8, r, m, 0, 1],
-                  ["ring", "--sched", "ll", 8, r, m, 0, 2]], args.runs, 2)
+        cmds = [["ring", "--sched", "ll", 8, r, m, 0, 1],
+                ["ring", "--sched", "ll", 8, r, m, 0, 2]]
+        if len(cpus) == 2 and r >= 2:
+            halves = [["ring", "--sched", "ll", 8, k, m, 0, 1]
+                      for k in (r // 2, r - r // 2)]
+            cmds.append(lambda halves=halves: at_once(halves, cpus))
+        t = best(cmds, args.runs, 2)
         x = ratio(t[1], t[0])
-        print("R=%-6d P=1 %s  P=2 %s  -> %s %s" % (
+        line = "R=%-6d P=1 %s  P=2 %s  -> %s %s" % (
             r, show(mmsgs(8, r, t[0]), "%.1f"),
-            show(mmsgs(8, r, t[1]), "%.1f"), show(x), verdict(x, 1.7, True)))
+            show(mmsgs(8, r, t[1]), "%.1f"), show(x), verdict(x, 1.7, True))
+        if len(t) == 3:
+            host = ratio(t[2], t[0])
+            line += "; two processes %s -> %s" % (
+                show(mmsgs(8, r, t[2]), "%.1f"), show(host))
+            if x and host:
+                line += ", P=2 gets %.0f %% of it" % (100 * x / host)
+        else:
+            line += "; two processes: n/a (%s)" % (
+                "one CPU" if len(cpus) < 2 else "R=1")
+        print(line)
 
 
 def ring_switches(n, r, m, d):

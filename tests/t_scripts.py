@@ -566,11 +566,14 @@ def test_bad_args():
 
 
 PERF_FAKES = {
-    # usched's ring takes 1 s, and tells -v figures on stderr.
+    # usched's ring takes 1 s, and tells -v figures on stderr; with half
+    # the cycles of an R of --rs, 0.8 s, and it notes its allowed CPUs.
     "ring": 'case "$*" in *-v*) echo "switches: 1000 (1 ns each)" >&2; '
             'echo "processor 0: max stack $((112 + $7)) B" >&2; '
             'echo "peak RSS: 1000 KiB, 150.0 bytes per thread" >&2;; esac\n'
             'case "$*" in *-f*) echo 0.75;; *" 1000 1") echo 1.00002;;\n'
+            '*" 8 1 "*|*" 8 50 "*|*" 8 5000 "*) echo 0.8; echo "$4 $(sed -n '
+            '"s/^Cpus_allowed_list:\\t//p" /proc/$$/status)" >> "$0.cpus";;\n'
             '*) echo 1.0;; esac',
     "ring-cpp": "echo 0.5",
     "ring-boost": "echo 2.0",
@@ -664,6 +667,22 @@ def test_perf(tmp):
           "a failing peer is reported with its message", out)
     check("-> 0.50 met" in out and "-> 1.00 MISSED" in out,
           "N=2 and P=2 ratios", out)
+    if len(os.sched_getaffinity(0)) >= 2:
+        check(len(re.findall(r"-> 1\.00 MISSED; two processes [\d.]+ -> "
+                             r"1\.25, P=2 gets 80 % of it\n", out)) == 3,
+              "P=2 against two processes of R/2 cycles: 1 s against 0.8 s "
+              "is 1.25x, of which P=2's 1.00x is 80 %", out)
+        with open(os.path.join(tmp, "ring.cpus")) as f:
+            runs = [x.split() for x in f.read().splitlines()]
+        cpus = [str(c) for c in sorted(os.sched_getaffinity(0))[:2]]
+        check(sorted(r for r, _ in runs) == ["1"] * 4 + ["50"] * 4 +
+              ["5000"] * 4 and sorted(c for _, c in runs) ==
+              [cpus[0]] * 6 + [cpus[1]] * 6,
+              "each R's two processes run each --runs round, with half "
+              "its cycles each (R=2: 1 and 1), one on each of two CPUs", runs)
+    else:
+        check(out.count("two processes: n/a (one CPU)") == 3,
+              "on one CPU, no two processes", out)
     check("150.0 bytes a thread met" in out and "20.0 ns   met" in out,
           "memory and create figures", out)
     check("usched ll    75.0 a message: rounds_ll 27.0, ll_wake 14.0\n" in out
