@@ -3,6 +3,7 @@
 # benchmark, script and peer tests; `make install PREFIX=...`.
 
 CC      ?= cc
+OBJCOPY ?= objcopy
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
 # Output directory; `make test` builds each configuration in its own. The
@@ -68,9 +69,19 @@ $(OBJ)/usched.o: ALL_CFLAGS += $(CET_OFF)
 $(patsubst tests/%.c,$(OBJ)/tests/%.o,$(wildcard tests/*.c)): \
 	tests/tap.h tests/tsched.h tests/tmalloc.h
 
+# The static library is one object whose global symbols are the API's
+# alone: the library's own (hidden) symbols are made local, so that they
+# cannot clash with a program's. Objects built with -flto hold compiler IR,
+# which only the final link compiles: they go in as they are.
 $(O)/libusched.a: $(LIB_OBJS)
 	rm -f $@
+ifeq ($(filter -flto%,$(CFLAGS)),)
+	$(CC) -nostdlib -r $^ -o $(OBJ)/libusched.o
+	$(OBJCOPY) --localize-hidden $(OBJ)/libusched.o
+	$(AR) rcs $@ $(OBJ)/libusched.o
+else
 	$(AR) rcs $@ $^
+endif
 
 $(O)/libusched.so: $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libusched.so $^ -o $@ $(LDLIBS)

@@ -59,6 +59,10 @@ extra=$(nm -D --defined-only "$tmp/b/lib/libusched.so" | awk '{ print $3 }' |
 	grep -Ev '^(usched|ustack|rr|ll|sched)_')
 [ -z "$extra" ]
 ok $? "libusched.so exports only usched_, ustack_, rr_, ll_, sched_ names${extra:+ (also:$(echo " "$extra))}"
+extra=$(nm -g --defined-only "$tmp/b/lib/libusched.a" | awk 'NF == 3 { print $3 }' |
+	grep -Ev '^(usched|ustack|rr|ll|sched)_')
+[ -z "$extra" ]
+ok $? "so does libusched.a${extra:+ (also:$(echo " "$extra))}"
 
 # The README's complete program, as printed there.
 awk '/^A complete program/ { f = 1 } f && /^```$/ { exit }
@@ -120,6 +124,20 @@ for lang in c c++; do
 		[ "$(LD_LIBRARY_PATH="$tmp/b/lib" "$tmp/scheds-$lang")" = 2 ]
 	ok $? "as $lang, a program of ll.h, rr.h and sched/sched.h builds and runs a thread on each"
 done
+
+# Names the library uses inside, which a program may have too.
+cat >"$tmp/own.c" <<'EOF'
+int procs_init(void) { return 0; }
+void proc_kick(void) {}
+void uarch_switch(void) {}
+int proc_current;
+EOF
+cc -Wall -Wextra -Werror "$tmp/scheds.c" "$tmp/own.c" $(pc "$tmp/b" --cflags) \
+	"$tmp/b/lib/libusched.a" $(pc "$tmp/b" --libs-only-other) \
+	-o "$tmp/own" 2>"$tmp/own.log" && [ "$("$tmp/own")" = 2 ]
+rc=$?
+[ $rc = 0 ] || sed 's/^/# /' "$tmp/own.log" | head -4
+ok $rc "linked with libusched.a, a program with functions and data named like the library's own builds and runs"
 
 # A full sweep's results take hours: only distclean removes them.
 recipe() {
