@@ -49,6 +49,29 @@ int parse_leaves(const char *s, uint64_t *out)
 	return p == *out ? 0 : -1;
 }
 
+int is_help(const char *arg)
+{
+	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+/* Once the usage went to stdout: exit 0, or 1 if it could not be written. */
+static __attribute__((noreturn)) void help_done(void)
+{
+	exit(fflush(stdout) != 0 || ferror(stdout) ? 1 : 0);
+}
+
+void help_exit(const char *prog, const char *usage)
+{
+	printf("usage: %s %s", prog, usage);
+	help_done();
+}
+
+void help_if_asked(int argc, char **argv, const char *usage)
+{
+	if (argc == 2 && is_help(argv[1]))
+		help_exit(argv[0], usage);
+}
+
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 {
 	va_list ap;
@@ -81,27 +104,27 @@ static const char ring_usage_head[] =
 	" (>= 1)\n";
 
 /* The usage text, which depends on what the peer allows for D and P. */
-static void ring_usage(const char *prog, unsigned int flags)
+static void ring_usage(FILE *out, const char *prog, unsigned int flags)
 {
-	fprintf(stderr, "usage: %s ", prog);
-	fputs(ring_usage_head, stderr);
+	fprintf(out, "usage: %s ", prog);
+	fputs(ring_usage_head, out);
 	if (flags & RING_STACKLESS)
 		fputs("  D  must be 0 (stackless coroutines keep no frame "
-		      "while blocked)\n", stderr);
+		      "while blocked)\n", out);
 	else
-		fprintf(stderr, "  D  extra stack bytes each thread keeps live "
+		fprintf(out, "  D  extra stack bytes each thread keeps live "
 			"(0..%llu)\n", (unsigned long long)RING_MAX_D);
 	if (flags & RING_SINGLE)
 		fputs("  P  native threads: must be 1 (single-threaded "
-		      "scheduler)\n", stderr);
+		      "scheduler)\n", out);
 	else if (flags & RING_ANY_P)
 		fputs("  P  native threads (>= 1); ignored: one native thread "
-		      "per ring member\n", stderr);
+		      "per ring member\n", out);
 	else
-		fprintf(stderr, "  P  native threads (1..%llu)\n",
+		fprintf(out, "  P  native threads (1..%llu)\n",
 			(unsigned long long)RING_MAX_P);
 	fputs("Prints the elapsed seconds of the run, thread creation "
-	      "included.\n", stderr);
+	      "included.\n", out);
 }
 
 /* Writes why an argument is bad to a ring_why; returns -1. */
@@ -178,10 +201,14 @@ void ring_args_parse(struct ring_args *a, int argc, char **argv,
 	const char *prog = argc > 0 ? argv[0] : "ring";
 	struct ring_why why;
 
+	if (argc == 2 && is_help(argv[1])) {
+		ring_usage(stdout, prog, flags);
+		help_done();
+	}
 	if (ring_args_read(a, argc, argv, flags, &why) == 0)
 		return;
 	fprintf(stderr, "%s: %s\n", prog, why.w_text);
-	ring_usage(prog, flags);
+	ring_usage(stderr, prog, flags);
 	exit(2);
 }
 

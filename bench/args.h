@@ -48,6 +48,14 @@ int parse_leaves(const char *s, uint64_t *out);
 /* Seconds on the monotonic clock, for differences. */
 double bench_seconds(void);
 
+/* arg is -h or --help. */
+int is_help(const char *arg);
+/* Print "usage: PROG USAGE" on stdout, then exit(0) (1 if it could not be
+ * written). */
+void help_exit(const char *prog, const char *usage)
+	__attribute__((noreturn));
+/* help_exit() if the one argument is -h or --help. */
+void help_if_asked(int argc, char **argv, const char *usage);
 /* Print "PROG: WHY" and "usage: PROG USAGE" on stderr, then exit(2). */
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
@@ -65,7 +73,8 @@ struct ring_why {
  * for a program that prints its own usage. */
 int ring_args_read(struct ring_args *a, int argc, char **argv,
 		   unsigned flags, struct ring_why *why);
-/* Parse argv = PROG N R M D P into @a, or exit(2) with a usage message. */
+/* Parse argv = PROG N R M D P into @a, or exit(2) with a usage message
+ * (exit(0) with it on stdout for -h or --help). */
 void ring_args_parse(struct ring_args *a, int argc, char **argv,
 		     unsigned flags);
 

@@ -202,6 +202,8 @@ int main(int argc, char **argv)
 					  1, 1 << 24);
 	}
 	if (i < argc) {
+		if (is_help(argv[i]))
+			help_exit(prog, usage);
 		if (bench_is_option(argv[i]))
 			usage_fail(prog, usage, "unknown option '%s'", argv[i]);
 		sizes = (const char *const *)argv + i;

@@ -151,6 +151,32 @@ for p in create create-cpp create-boost skynet skynet-cpp skynet-go; do
 	expect 2 $p 10 --bogus
 done
 
+# -h and --help: the usage on stdout, nothing on stderr, exit 0; exit 1 if
+# it cannot be written.
+help_is() {
+	local prog=$1 out rc
+	shift
+	out=$(timeout 120 "$bin/$prog" "$@" 2>"$err")
+	rc=$?
+	[ $rc = 0 ] && [[ $out == "usage: $bin/$prog "* || $out == "usage: $prog "* ]] &&
+		! [ -s "$err" ]
+	ok $? "$prog $*: the usage on stdout, exit 0"
+}
+for p in ring switch create skynet ring-pthread ring-go ring-async-std \
+	 ring-tokio ring-cpp ring-cpp-pool ring-boost create-cpp create-boost \
+	 skynet-cpp skynet-go; do
+	built $p || continue
+	help_is $p --help
+	help_is $p -h
+	timeout 120 "$bin/$p" --help >/dev/full 2>/dev/null
+	ok $(($? != 1)) "$p --help >/dev/full: exit 1"
+done
+help_is ring -v --sched rr --help
+help_is switch -n 10 -f -h
+out=$(timeout 120 "$bin/ring" --help)
+[[ $out == *"--sched NAME"* && $out == *"N R M D P"* ]]
+ok $? "ring --help shows its options and arguments"
+
 # Microbenchmarks.
 for p in create create-cpp create-boost; do
 	built $p || continue

@@ -23,6 +23,7 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 	const char *name = argc > 0 ? argv[0] : prog;
 	std::uint64_t count;
 
+	help_if_asked(argc, argv, usage);
 	if (argc != 2)
 		usage_fail(name, usage, "expected 1 argument, got %d", argc - 1);
 	count = arg_u64(name, usage, "COUNT", argv[1], 1, BENCH_MAX_COUNT);

@@ -86,6 +86,7 @@ int main(int argc, char **argv)
 	const char *name = argc > 0 ? argv[0] : prog;
 	std::uint64_t leaves = 1000000;
 
+	help_if_asked(argc, argv, usage);
 	if (argc > 2)
 		usage_fail(name, usage, "expected at most 1 argument, got %d", argc - 1);
 	if (argc == 2 && parse_leaves(argv[1], &leaves) != 0)

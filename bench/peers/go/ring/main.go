@@ -17,6 +17,7 @@ import (
 const prog = "ring-go"
 
 func main() {
+	peer.HelpIfAsked(prog, peer.RingUsage, os.Args[1:])
 	cfg, err := peer.ParseRing(os.Args[1:])
 	if err != nil {
 		peer.Usage(prog, peer.RingUsage, err)

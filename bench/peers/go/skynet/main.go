@@ -23,6 +23,7 @@ const (
 )
 
 func main() {
+	peer.HelpIfAsked(prog, usage, os.Args[1:])
 	leaves, procs, err := parse(os.Args[1:])
 	if err != nil {
 		peer.Usage(prog, usage, err)

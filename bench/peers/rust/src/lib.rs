@@ -3,6 +3,7 @@
 //! and the result line. Each binary only picks a runtime and a channel.
 
 use std::future::{Future, poll_fn};
+use std::io::Write;
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -74,9 +75,16 @@ impl Ring {
         Ok(cfg)
     }
 
-    /// Parses `std::env::args`, or reports a usage error (exit status 2).
+    /// Parses `std::env::args`, or reports a usage error (exit status 2);
+    /// `-h` or `--help` alone prints the usage on stdout (exit status 0).
     fn from_args(prog: &str) -> Result<Ring, ExitCode> {
         let args: Vec<String> = std::env::args().skip(1).collect();
+        if let [a] = &args[..] {
+            if a == "-h" || a == "--help" {
+                let out = writeln!(std::io::stdout(), "usage: {prog} {USAGE}");
+                return Err(ExitCode::from(if out.is_ok() { 0 } else { EXIT_FAIL }));
+            }
+        }
         Ring::parse(&args).map_err(|e| {
             eprintln!("{prog}: {e}\nusage: {prog} {USAGE}");
             ExitCode::from(EXIT_USAGE)

@@ -88,6 +88,18 @@ func (r Ring) Messages() (uint64, error) {
 	return nrm, nil
 }
 
+// HelpIfAsked prints the usage on stdout and exits 0 (1 if it could not be
+// written) when the one argument is -h or --help.
+func HelpIfAsked(prog, usage string, args []string) {
+	if len(args) != 1 || (args[0] != "-h" && args[0] != "--help") {
+		return
+	}
+	if _, err := fmt.Printf("usage: %s %s\n", prog, usage); err != nil {
+		os.Exit(ExitFail)
+	}
+	os.Exit(0)
+}
+
 // Usage reports a bad command line and exits with status 2.
 func Usage(prog, usage string, err error) {
 	fmt.Fprintf(os.Stderr, "%s: %v\nusage: %s %s\n", prog, err, prog, usage)
