@@ -716,6 +716,12 @@ def test_perf(tmp):
           p.stdout + p.stderr)
     check("skipped (--no-callgrind)" in p.stdout,
           "--no-callgrind skips the instruction counts", p.stdout)
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "1",
+                 "--no-callgrind")
+    check(p.returncode == 0 and "two processes: n/a (" in p.stdout
+          and " 8 0 " not in "\n".join(calls(os.path.join(tmp, "ring"))),
+          "R=1 has no halves: no two processes, and no ring of 0 cycles",
+          p.stdout + p.stderr)
     p = run_perf(dict(env, FAKE_CALLGRIND_FAILS="1"), "--bin", tmp,
                  "--runs", "1", "--rs", "2")
     check(p.returncode == 0
