@@ -1,4 +1,7 @@
-/* The examples, run as programs: hello, and fringe on pairs of trees. */
+/*
+ * The examples, run as programs: hello, fringe on pairs of trees, and sieve
+ * on both schedulers against primes found here by trial division.
+ */
 #include "tap.h"
 
 #include <fcntl.h>
@@ -11,6 +14,7 @@
 
 static char fringe[PATH_MAX];
 static char hello[PATH_MAX];
+static char sieve[PATH_MAX];
 /* A command to run the examples with, as for the tests (e.g. an emulator). */
 static const char *runner;
 
@@ -92,6 +96,75 @@ static void test_hello(void)
 	   "hello: two threads take turns");
 }
 
+/* The primes below limit, one a line, by trial division. */
+static char *primes_below(unsigned long limit)
+{
+	char *s = malloc(8 * limit + 1);
+	size_t n = 0;
+
+	require(s != NULL);
+	for (unsigned long v = 2; v < limit; v++) {
+		unsigned long d = 2;
+
+		while (d * d <= v && v % d != 0)
+			d++;
+		if (d * d > v)
+			n += sprintf(s + n, "%lu\n", v);
+	}
+	s[n] = 0;
+	return s;
+}
+
+/* Runs sieve with args: its exit status (-1 if it crashed), stdout in out. */
+static int run_sieve(const char *args, char *out, size_t size)
+{
+	char cmd[PATH_MAX + 128];
+	size_t n = 0, got;
+	int status;
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "%s %s %s 2>/dev/null", runner ? runner : "",
+		 sieve, args);
+	p = popen(cmd, "r");
+	require(p != NULL);
+	while (n < size - 1 && (got = fread(out + n, 1, size - 1 - n, p)) > 0)
+		n += got;
+	out[n] = 0;
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_sieve(void)
+{
+	static const char *const bad[] = {
+		"", "1", "1000001", "x", "-5", "10 11", "-p 0 10", "-p 65 10",
+		"-p x 10", "--sched nope 10", "--bogus 1 10", "-p 10",
+	};
+	static char out[1 << 16];
+	char *want = primes_below(3000), args[64];
+
+	tap_watchdog(300, "sieve did not finish in 300 s: a lost wake-up?");
+	for (int s = 0; s < 2; s++) {
+		for (int procs = 1; procs <= 3; procs++) {
+			snprintf(args, sizeof args, "--sched %s -p %d 3000",
+				 s ? "rr" : "ll", procs);
+			ok(run_sieve(args, out, sizeof out) == 0 &&
+			   strcmp(out, want) == 0,
+			   "sieve %s: the 430 primes below 3000, in order",
+			   args);
+		}
+	}
+	free(want);
+	ok(run_sieve("2", out, sizeof out) == 0 && out[0] == 0,
+	   "sieve 2: no primes");
+	ok(run_sieve("-p 2 3", out, sizeof out) == 0 &&
+	   strcmp(out, "2\n") == 0, "sieve -p 2 3: 2");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ok(run_sieve(bad[i], out, sizeof out) == 2 && out[0] == 0,
+		   "sieve %s: exit 2, nothing on stdout", bad[i]);
+	tap_watchdog_off();
+}
+
 int main(void)
 {
 	char exe[PATH_MAX];
@@ -104,8 +177,10 @@ int main(void)
 	dir = dirname(exe);
 	snprintf(fringe, sizeof fringe, "%s/../examples/fringe", dir);
 	snprintf(hello, sizeof hello, "%s/../examples/hello", dir);
+	snprintf(sieve, sizeof sieve, "%s/../examples/sieve", dir);
 	require(access(fringe, X_OK) == 0);
 	test_hello();
+	test_sieve();
 
 	expect("(1 2 3)", "(1 (2 3))", 0);
 	expect("((1 2) 3)", "(1 2 4)", 1);
