@@ -623,6 +623,8 @@ __asm__(
 	".type uarch_resume, @function\n"
 	".p2align 4\n"
 "uarch_resume:\n"
+	".cfi_startproc\n"
+	".cfi_undefined %rip\n"		/* jumped to: backtraces end here */
 	"movq %rdi, %rsp\n"
 	"movq %rdi, %rbx\n"
 	"movq %rcx, %r12\n"		/* kept across the copy */
@@ -646,6 +648,7 @@ __asm__(
 	"popq %rbp\n"
 	"xorl %eax, %eax\n"
 	"ret\n"
+	".cfi_endproc\n"
 	".size uarch_resume, .-uarch_resume\n"
 
 	".globl uarch_start\n"
@@ -756,6 +759,8 @@ __asm__(
 	".type uarch_resume, %function\n"
 	".p2align 4\n"
 "uarch_resume:\n"
+	".cfi_startproc\n"
+	".cfi_undefined x30\n"		/* jumped to: backtraces end here */
 	"mov sp, x0\n"
 	"mov x19, x0\n"
 	"mov x20, x3\n"			/* kept across the copy */
@@ -783,6 +788,7 @@ __asm__(
 	"add sp, sp, #176\n"
 	"mov x0, #0\n"
 	"ret\n"
+	".cfi_endproc\n"
 	".size uarch_resume, .-uarch_resume\n"
 
 	".globl uarch_start\n"

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Backtraces in gdb, on bench/bin/switch: in a thread that blocked and was
+# resumed, they go down to the thread's start (uarch_start); in the middle
+# of a resume, while its stack is copied back, they end at uarch_resume.
+# Neither shows frames gdb cannot name, which a wrong unwind gives.
+set -u
+bin=${BENCH_BIN:-$(cd "$(dirname "$0")/../bench/bin" && pwd)}
+. "$(dirname "$0")/tap.sh"
+
+if ! command -v gdb >/dev/null || [ "$(uname -m)" != x86_64 ] ||
+   [ ! -x "$bin/switch" ]; then
+	echo "1..0 # SKIP needs gdb, x86-64 and bench/bin/switch"
+	exit 0
+fi
+if ! gdb -q -batch -ex run --args true >/dev/null 2>&1; then
+	echo "1..0 # SKIP gdb cannot run programs here (ptrace refused?)"
+	exit 0
+fi
+
+# Into the first resume's copy (uarch_start follows uarch_resume in
+# usched.c), then to a thread's end, after many resumes.
+cmds=$(mktemp)
+trap 'rm -f "$cmds"' EXIT
+cat >"$cmds" <<'EOF'
+set pagination off
+break uarch_resume
+run -n 3 100 >/dev/null
+while $pc >= (long)&uarch_resume && $pc < (long)&uarch_start
+  stepi
+end
+stepi 3
+echo === copy\n
+bt
+delete
+break cycle_end
+continue
+echo === thread\n
+bt
+kill
+EOF
+out=$(timeout 120 gdb -q -batch -nx -x "$cmds" "$bin/switch" 2>&1)
+copy=$(echo "$out" | sed -n '/^=== copy/,/^=== thread/p' | grep '^#')
+thread=$(echo "$out" | sed -n '/^=== thread/,$p' | grep '^#')
+
+echo "$copy" | head -1 | grep -Eq 'mem(cpy|move)' &&
+	[[ $(echo "$copy" | tail -1) == *" in uarch_resume "* ]] &&
+	! echo "$copy" | grep -q '??'
+rc=$?
+[ $rc = 0 ] || echo "$out" | sed 's/^/# /'
+ok $rc "in the copy of a resume: memcpy, then uarch_resume, where it ends"
+echo "$thread" | head -1 | grep -q 'cycle_end' &&
+	echo "$thread" | grep -q 'cycle_thread' &&
+	[[ $(echo "$thread" | tail -1) == *" in uarch_start "* ]] &&
+	! echo "$thread" | grep -q '??'
+rc=$?
+[ $rc = 0 ] || echo "$out" | sed 's/^/# /'
+ok $rc "in a resumed thread: its frames, down to uarch_start"
+tap_done
