@@ -3,7 +3,8 @@
 # benchmark, script and peer tests; `make install PREFIX=...`.
 
 CC      ?= cc
-OBJCOPY ?= objcopy
+# The compiler's own: a cross compiler's, for its objects.
+OBJCOPY ?= $(shell $(CC) -print-prog-name=objcopy)
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
 # Output directory; `make test` builds each configuration in its own. The

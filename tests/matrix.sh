@@ -67,7 +67,7 @@ if have aarch64-linux-gnu-gcc && have qemu-aarch64; then
 	qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 	for o in O0 O2; do
 		build "a64-$o" aarch64-linux-gnu-gcc $o \
-			AR=aarch64-linux-gnu-ar OBJCOPY=aarch64-linux-gnu-objcopy
+			AR=aarch64-linux-gnu-ar
 		wrap "a64-$o" env USCHED_TEST_THREADS=200000 \
 			"USCHED_TEST_EXEC='$qemu'" $qemu
 	done
