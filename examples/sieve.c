@@ -169,14 +169,13 @@ int main(int argc, char **argv)
 
 	ops = sched_find("ll");
 	for (i = 1; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-		if (strcmp(argv[i], "--sched") == 0 &&
-		    (ops = sched_find(argv[i + 1])) == NULL)
-			usage("no such scheduler:", argv[i + 1]);
-		else if (strcmp(argv[i], "-p") == 0)
+		if (strcmp(argv[i], "-p") == 0)
 			procs = (int)number(argv[i + 1], 1, 64,
 					    "PROCS is from 1 to 64, not");
 		else if (strcmp(argv[i], "--sched") != 0)
 			usage("unknown option", argv[i]);
+		else if ((ops = sched_find(argv[i + 1])) == NULL)
+			usage("no such scheduler:", argv[i + 1]);
 	}
 	if (i + 1 != argc)
 		usage("expected one LIMIT after the options, at",

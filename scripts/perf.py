@@ -277,20 +277,23 @@ def ring_n2(args):
 def at_once(cmds, cpus):
     """Runs the commands at the same time, each on its own CPU; the
     largest of their times (seconds, last on stdout)."""
-    procs = [subprocess.Popen(
-        [program(c[0])] + [str(a) for a in c[1:]], text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=lambda cpu=cpu: os.sched_setaffinity(0, {cpu}))
-        for c, cpu in zip(cmds, cpus)]
-    outs = []
-    for p in procs:
-        try:
+    procs, outs = [], []
+    try:
+        for c, cpu in zip(cmds, cpus):
+            procs.append(subprocess.Popen(
+                [program(c[0])] + [str(a) for a in c[1:]], text=True,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                preexec_fn=lambda cpu=cpu: os.sched_setaffinity(0, {cpu})))
+        for p in procs:
             outs.append(p.communicate(timeout=RUN_TIMEOUT))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            raise Failed("%s: no end after %d s" % (
-                os.path.basename(p.args[0]), RUN_TIMEOUT))
+    except subprocess.TimeoutExpired as e:
+        raise Failed("%s: no end after %d s" % (
+            os.path.basename(e.cmd[0]), RUN_TIMEOUT))
+    finally:  # none is left running, whatever failed
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     for p, (_, err) in zip(procs, outs):
         check_exit(p.returncode, err)
     return max(seconds(out) for out, _ in outs)
@@ -300,7 +303,7 @@ def ring_p2(args):
     cpus = sorted(os.sched_getaffinity(0))[:2]
     section("Ring N=8, usched ll, P=2 against P=1 (goal 1.7x); and what the "
             "host gives two CPUs: two P=1 rings of R/2 cycles each, as two "
-            "processes on CPUs %s at once" % " and ".join(map(str, cpus)))
+            "processes on two CPUs at once")
     for r in args.rs[:3]:
         m = rounds(8, r)
         cmds = [["ring", "--sched", "ll", 8, r, m, 0, 1],

@@ -12,7 +12,11 @@ if ! command -v gdb >/dev/null || [ "$(uname -m)" != x86_64 ] ||
 	echo "1..0 # SKIP needs gdb, x86-64 and bench/bin/switch"
 	exit 0
 fi
-if ! gdb -q -batch -ex run --args true >/dev/null 2>&1; then
+# No debuginfod: a fresh machine may have no network.
+gdb() {
+	timeout 120 gdb -q -batch -nx -iex 'set debuginfod enabled off' "$@"
+}
+if ! gdb -ex run --args true >/dev/null 2>&1; then
 	echo "1..0 # SKIP gdb cannot run programs here (ptrace refused?)"
 	exit 0
 fi
@@ -38,7 +42,7 @@ echo === thread\n
 bt
 kill
 EOF
-out=$(timeout 120 gdb -q -batch -nx -x "$cmds" "$bin/switch" 2>&1)
+out=$(gdb -x "$cmds" "$bin/switch" 2>&1)
 copy=$(echo "$out" | sed -n '/^=== copy/,/^=== thread/p' | grep '^#')
 thread=$(echo "$out" | sed -n '/^=== thread/,$p' | grep '^#')
 
