@@ -80,18 +80,34 @@ static char *comb(int n, int left)
 	return s;
 }
 
-static void test_hello(void)
+/*
+ * Runs the example at path with args (through runner): its exit status (-1
+ * if it crashed), its stdout in out.
+ */
+static int run_output(const char *path, const char *args, char *out,
+		      size_t size)
 {
-	char out[256] = "", cmd[PATH_MAX + 64];
-	size_t n = 0;
+	char cmd[PATH_MAX + 128];
+	size_t n = 0, got;
+	int status;
 	FILE *p;
 
-	snprintf(cmd, sizeof cmd, "%s %s", runner ? runner : "", hello);
+	snprintf(cmd, sizeof cmd, "%s %s %s 2>/dev/null", runner ? runner : "",
+		 path, args);
 	p = popen(cmd, "r");
-	if (p != NULL)
-		n = fread(out, 1, sizeof out - 1, p);
+	require(p != NULL);
+	while (n < size - 1 && (got = fread(out + n, 1, size - 1 - n, p)) > 0)
+		n += got;
 	out[n] = 0;
-	ok(p != NULL && pclose(p) == 0 &&
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_hello(void)
+{
+	char out[256];
+
+	ok(run_output(hello, "", out, sizeof out) == 0 &&
 	   strcmp(out, "ping 0\npong 0\nping 1\npong 1\nping 2\npong 2\n") == 0,
 	   "hello: two threads take turns");
 }
@@ -115,25 +131,6 @@ static char *primes_below(unsigned long limit)
 	return s;
 }
 
-/* Runs sieve with args: its exit status (-1 if it crashed), stdout in out. */
-static int run_sieve(const char *args, char *out, size_t size)
-{
-	char cmd[PATH_MAX + 128];
-	size_t n = 0, got;
-	int status;
-	FILE *p;
-
-	snprintf(cmd, sizeof cmd, "%s %s %s 2>/dev/null", runner ? runner : "",
-		 sieve, args);
-	p = popen(cmd, "r");
-	require(p != NULL);
-	while (n < size - 1 && (got = fread(out + n, 1, size - 1 - n, p)) > 0)
-		n += got;
-	out[n] = 0;
-	status = pclose(p);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static void test_sieve(void)
 {
 	static const char *const bad[] = {
@@ -148,19 +145,19 @@ static void test_sieve(void)
 		for (int procs = 1; procs <= 3; procs++) {
 			snprintf(args, sizeof args, "--sched %s -p %d 3000",
 				 s ? "rr" : "ll", procs);
-			ok(run_sieve(args, out, sizeof out) == 0 &&
+			ok(run_output(sieve, args, out, sizeof out) == 0 &&
 			   strcmp(out, want) == 0,
 			   "sieve %s: the 430 primes below 3000, in order",
 			   args);
 		}
 	}
 	free(want);
-	ok(run_sieve("2", out, sizeof out) == 0 && out[0] == 0,
+	ok(run_output(sieve, "2", out, sizeof out) == 0 && out[0] == 0,
 	   "sieve 2: no primes");
-	ok(run_sieve("-p 2 3", out, sizeof out) == 0 &&
+	ok(run_output(sieve, "-p 2 3", out, sizeof out) == 0 &&
 	   strcmp(out, "2\n") == 0, "sieve -p 2 3: 2");
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ok(run_sieve(bad[i], out, sizeof out) == 2 && out[0] == 0,
+		ok(run_output(sieve, bad[i], out, sizeof out) == 2 && out[0] == 0,
 		   "sieve %s: exit 2, nothing on stdout", bad[i]);
 	tap_watchdog_off();
 }
