@@ -157,8 +157,8 @@ static void test_sieve(void)
 	ok(run_output(sieve, "-p 2 3", out, sizeof out) == 0 &&
 	   strcmp(out, "2\n") == 0, "sieve -p 2 3: 2");
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ok(run_output(sieve, bad[i], out, sizeof out) == 2 && out[0] == 0,
-		   "sieve %s: exit 2, nothing on stdout", bad[i]);
+		ok(run_output(sieve, bad[i], out, sizeof out) == 2 &&
+		   out[0] == 0, "sieve %s: exit 2, nothing on stdout", bad[i]);
 	tap_watchdog_off();
 }
 
