@@ -27,7 +27,7 @@ TEST_SRCS := $(wildcard tests/t_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
 TEST_LIB  := $(OBJ)/tests/tap.o $(OBJ)/tests/tsched.o
 # tmalloc.o replaces malloc: linked only into the tests that need it.
-TMALLOC_TESTS := $(O)/tests/t_faults $(O)/tests/t_wake_block
+TMALLOC_TESTS := $(O)/tests/t_faults $(O)/tests/t_wake_block $(O)/tests/t_bufs
 EXAMPLES  := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
 
 # Configurations `make test` runs: name, compiler and flags. ThreadSanitizer

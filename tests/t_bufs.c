@@ -1,0 +1,103 @@
+/*
+ * Stack buffers on both sides of the size classes' end: every one a
+ * finished thread gives back is kept for reuse or freed, none is lost.
+ * Processors keep buffers up to the last class in free lists and hand
+ * bigger ones to malloc and free (sched/proc.c); a buffer one class too
+ * big taken for a small one would be lost, and written past the lists.
+ *
+ * Threads block with stacks a little deeper each, from well below the
+ * last class to well above it, so that their first buffers take every
+ * size in between; this program's malloc (tmalloc.c) sees which. Where
+ * another malloc is the one called (sanitizers, valgrind), nothing is
+ * tested.
+ */
+#include "tap.h"
+#include "tmalloc.h"
+#include "../sched/proc.h"
+
+#include <stdio.h>
+
+enum {
+	STEP    = 8,		/* bytes more stack for each thread */
+	LOW     = (BUF_CLASSES - 1) * BUF_CLASS_SIZE - 512,
+	HIGH    = (BUF_CLASSES + 1) * BUF_CLASS_SIZE + 512,
+	THREADS = (HIGH - LOW) / STEP + 1
+};
+
+static const struct sched_ops *ops;
+static void *threads[THREADS];
+static int intact, finished;
+static volatile int first_malloced;	/* a buffer of class BUF_CLASSES */
+
+/* The allocation hook: notes a buffer of the first class malloc makes. */
+static int see_buffer(size_t size, void *caller)
+{
+	(void)caller;
+	if (size == BUF_CLASSES * BUF_CLASS_SIZE)
+		first_malloced = 1;
+	return 0;
+}
+
+/* Thread k blocks LOW + k * STEP bytes deeper than its bottom, or so. */
+static __attribute__((noinline)) void deep_wait(long k)
+{
+	volatile char pad[LOW + k * STEP];
+
+	fill_bytes(pad, sizeof pad, (char)k);
+	if (ops->so_wait() == 0 && bytes_intact(pad, sizeof pad, (char)k))
+		__atomic_fetch_add(&intact, 1, __ATOMIC_RELAXED);
+}
+
+static void member(void *arg)
+{
+	deep_wait((long)arg);
+	__atomic_fetch_add(&finished, 1, __ATOMIC_RELAXED);
+}
+
+/* Queued after the members, so it runs once all of them have blocked. */
+static void waker(void *arg)
+{
+	(void)arg;
+	for (int k = 0; k < THREADS; k++)
+		if (ops->so_wake(threads[k]) != 0)
+			return;
+}
+
+static void buffers_come_back(const char *name)
+{
+	long bytes, blocks;
+
+	ops = sched_find(name);
+	intact = finished = first_malloced = 0;
+	tmalloc_track(1);
+	require(ops != NULL && ops->so_init(1, THREADS + 1) == 0);
+	for (long k = 0; k < THREADS; k++)
+		require((threads[k] = ops->so_spawn(member, (void *)k, 0)));
+	require(ops->so_spawn(waker, NULL, 0) != NULL);
+	tap_watchdog(60, "%s: the threads never finished", name);
+	require(ops->so_start() == 0 && ops->so_fini() == 0);
+	tap_watchdog_off();
+	tmalloc_track(0);
+	/* The processors' array (counters) is freed by the next init. */
+	require(ops->so_init(1, 0) == 0 && ops->so_fini() == 0);
+	ok(finished == THREADS && intact == THREADS, "%s: %d threads blocked "
+	   "%d to %d bytes deep and finished, stacks intact (%d finished, %d "
+	   "intact)", name, THREADS, LOW, HIGH, finished, intact);
+	ok(first_malloced, "%s: a buffer of %d bytes, the first size past the "
+	   "free lists, was malloc'd", name, BUF_CLASSES * BUF_CLASS_SIZE);
+	blocks = tmalloc_outstanding(&bytes);
+	ok(blocks == 0, "%s: after fini every buffer is freed (%ld blocks, "
+	   "%ld bytes left)", name, blocks, bytes);
+}
+
+int main(void)
+{
+	if (!tmalloc_ours()) {
+		puts("1..0 # SKIP another malloc than this program's is called");
+		return 0;
+	}
+	tmalloc_hook = see_buffer;
+	buffers_come_back("rr");
+	buffers_come_back("ll");
+	return tap_done();
+}
