@@ -74,8 +74,18 @@ def run(args):
     return execute([program(args[0])] + list(args[1:]))
 
 
-def seconds(out):
-    return float(out.split()[-1])
+def number(text, name):
+    """text as a number, or Failed naming the program that printed it."""
+    try:
+        return float(text)
+    except ValueError:
+        raise Failed("%s printed '%s' where a number was expected"
+                     % (name, text[:40]))
+
+
+def seconds(out, name):
+    """The last word of a program's output: its seconds."""
+    return number(out.split()[-1] if out.split() else "", name)
 
 
 def best(cmds, runs, ours):
@@ -88,7 +98,7 @@ def best(cmds, runs, ours):
             if isinstance(out[i], Failed):
                 continue
             try:
-                t = cmd() if callable(cmd) else seconds(run(cmd)[0])
+                t = cmd() if callable(cmd) else seconds(run(cmd)[0], cmd[0])
             except Failed as e:
                 out[i] = e
                 continue
@@ -110,7 +120,8 @@ def grab(pattern, text):
 def verdict(value, goal, at_least):
     if value is None:
         return "n/a"
-    return "met" if (value >= goal if at_least else value <= goal) else "MISSED"
+    met = value >= goal if at_least else value <= goal
+    return "met" if met else "MISSED"
 
 
 def ratio(a, b):
@@ -144,7 +155,7 @@ def section(title):
 def switch(args):
     section("Switch: %s [-f] -n 5000000 0 (-f: the threads share the FP "
             "control state)" % os.path.relpath(os.path.join(BIN, "switch")))
-    saved = run(["switch", "-n", 1000, 0])[0].split()[-2]
+    saved = "%d" % switch_rows(run(["switch", "-n", 1000, 0])[0], 1)[0][0]
     both = best([["switch", "-n", 5000000, 0],
                  ["switch", "-f", "-n", 5000000, 0]], args.runs, 2)
     for ns, how in zip(both, ("", " with -f")):
@@ -296,7 +307,7 @@ def at_once(cmds, cpus):
                 p.wait()
     for p, (_, err) in zip(procs, outs):
         check_exit(p.returncode, err)
-    return max(seconds(out) for out, _ in outs)
+    return max(seconds(out, c[0]) for (out, _), c in zip(outs, cmds))
 
 
 def ring_p2(args):
@@ -336,14 +347,23 @@ def ring_switches(n, r, m, d):
             int(grab(r"max stack (\d+) B", err)))
 
 
+def switch_rows(out, n):
+    """The switch benchmark's n rows below its header: (bytes saved, ns a
+    switch) each."""
+    rows = [row.split() for row in out.splitlines()[1:]]
+    if len(rows) != n or any(len(row) != 2 for row in rows):
+        raise Failed("switch: not %d rows of two numbers: '%s'"
+                     % (n, out.strip()[:72]))
+    return [(number(a, "switch"), number(b, "switch")) for a, b in rows]
+
+
 def switch_slopes(threads, runs):
     """ns per extra KiB saved, switch benchmark with D=1000 and 10000."""
     saved = None
     for _ in range(runs):  # the best of each size
         sw = run(["switch", "-t", threads, "-n", max(1, 2000000 // threads),
                   0, 1000, 10000])[0]
-        now = [(int(a), float(b)) for a, b in
-               (x.split() for x in sw.splitlines()[1:])]
+        now = switch_rows(sw, 3)
         saved = now if saved is None else [
             (a, min(b, c)) for (a, b), (_, c) in zip(saved, now)]
     if not saved[0][0] < saved[1][0] < saved[2][0]:

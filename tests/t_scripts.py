@@ -749,8 +749,8 @@ def test_perf(tmp):
           in p.stderr, "a ring whose saved stack does not grow with D is "
           "reported, exit 1", p.stderr)
     fake_bin(tmp, "ring", PERF_FAKES["ring"])
-    fake_bin(tmp, "switch", PERF_FAKES["switch"].replace("$((128 + d))",
-                                                          "128"))
+    fake_bin(tmp, "switch",
+             PERF_FAKES["switch"].replace("$((128 + d))", "128"))
     p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
                  "--no-callgrind")
     check(p.returncode == 1 and "a usched benchmark failed: switch: a thread "
@@ -767,6 +767,29 @@ def test_perf(tmp):
               f"a failing usched {name}: exit 1, with its reason (not "
               "its usage)", p.stderr)
         fake_bin(tmp, name, PERF_FAKES[name])
+    # Output that is not the numbers expected: a clear failure, no traceback.
+    for name, body, why in (
+            ("ring", "echo fast", "ring printed 'fast' where a number was "
+             "expected"),
+            ("ring", "true", "ring printed '' where a number was expected"),
+            ("switch", "echo '   saved B  ns/switch'; echo '128 quick'",
+             "switch printed 'quick' where a number was expected"),
+            ("switch", "echo 'saved B  ns/switch'",
+             "switch: not 1 rows of two numbers: 'saved B  ns/switch'")):
+        fake_bin(tmp, name, body)
+        p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2")
+        check(p.returncode == 1 and "Traceback" not in p.stderr and
+              "a usched benchmark failed: %s\n" % why in p.stderr,
+              "a usched %s that runs `%s`: exit 1, and why" % (name, body),
+              p.stderr)
+        fake_bin(tmp, name, PERF_FAKES[name])
+    fake_bin(tmp, "ring-cpp", "echo soon")
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-callgrind")
+    check(p.returncode == 0 and "failed: ring-cpp printed 'soon' where a "
+          "number was expected" in p.stdout,
+          "a peer that prints no number is reported in its column, and the "
+          "run goes on", p.stdout + p.stderr)
     p = run_perf(env, "--bin", os.path.join(tmp, "nowhere"))
     check(p.returncode == 1 and "not built: " +
           os.path.join(tmp, "nowhere", "switch") in p.stderr,
