@@ -70,16 +70,21 @@ $(OBJ)/usched.o: ALL_CFLAGS += $(CET_OFF)
 $(patsubst tests/%.c,$(OBJ)/tests/%.o,$(wildcard tests/*.c)): \
 	tests/tap.h tests/tsched.h tests/tmalloc.h
 
-# The static library is one object whose global symbols are the API's
-# alone: the library's own (hidden) symbols are made local, so that they
-# cannot clash with a program's. Objects built with -flto hold compiler IR,
-# which only the final link compiles: they go in as they are.
+# The static library holds two objects, the dispatcher and the schedulers
+# (which call each other only through the API), whose global symbols are
+# the API's alone: the library's own (hidden) symbols are made local, so
+# that they cannot clash with a program's. A program that uses only the
+# dispatcher links only the first. Objects built with -flto hold compiler
+# IR, which only the final link compiles: they go in as they are.
 $(O)/libusched.a: $(LIB_OBJS)
 	rm -f $@
 ifeq ($(filter -flto%,$(CFLAGS)),)
-	$(CC) -nostdlib -r $^ -o $(OBJ)/libusched.o
-	$(OBJCOPY) --localize-hidden $(OBJ)/libusched.o
-	$(AR) rcs $@ $(OBJ)/libusched.o
+	@mkdir -p $(OBJ)/lib
+	$(OBJCOPY) --localize-hidden $(OBJ)/usched.o $(OBJ)/lib/dispatcher.o
+	$(CC) -nostdlib -r $(filter-out $(OBJ)/usched.o,$^) \
+		-o $(OBJ)/lib/schedulers.o
+	$(OBJCOPY) --localize-hidden $(OBJ)/lib/schedulers.o
+	$(AR) rcs $@ $(OBJ)/lib/dispatcher.o $(OBJ)/lib/schedulers.o
 else
 	$(AR) rcs $@ $^
 endif

@@ -81,6 +81,9 @@ cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" $(pc "$tmp/b" --cflags) \
 	[ "$("$tmp/hello-static")" = "$want" ] &&
 	! ldd "$tmp/hello-static" | grep -q libusched
 ok $? "linked with libusched.a, it needs no libusched.so"
+names=$(nm "$tmp/hello-static" | grep -E ' [A-Za-z] (rr|ll|procs?|sched)_')
+[ -n "$(nm "$tmp/hello-static" | grep ' [Tt] ustack_block$')" ] && [ -z "$names" ]
+ok $? "it uses only the dispatcher, and links none of the schedulers' code${names:+ (has:$(echo " "$names | head -c 200))}"
 
 # Both schedulers by their own headers, and through sched/sched.h.
 cat >"$tmp/scheds.c" <<'EOF'
