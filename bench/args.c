@@ -156,40 +156,40 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 					"decimal: '%.64s'", names[i],
 					argv[i + 1]);
 	}
-	a->n = v[0];
-	a->r = v[1];
-	a->m = v[2];
-	a->d = v[3];
-	a->p = v[4];
+	a->ra_n = v[0];
+	a->ra_r = v[1];
+	a->ra_m = v[2];
+	a->ra_d = v[3];
+	a->ra_p = v[4];
 
-	if (a->n < 2)
+	if (a->ra_n < 2)
 		return ring_bad(why, "N must be at least 2");
-	if (a->r < 1)
+	if (a->ra_r < 1)
 		return ring_bad(why, "R must be at least 1");
-	if (a->m < 1)
+	if (a->ra_m < 1)
 		return ring_bad(why, "M must be at least 1");
-	if (a->p < 1)
+	if (a->ra_p < 1)
 		return ring_bad(why, "P must be at least 1");
-	if (a->r > UINT64_MAX / a->n)
+	if (a->ra_r > UINT64_MAX / a->ra_n)
 		return ring_bad(why, "N*R overflows 64 bits");
-	a->threads = a->n * a->r;
-	if (a->m > UINT64_MAX / a->threads)
+	a->ra_threads = a->ra_n * a->ra_r;
+	if (a->ra_m > UINT64_MAX / a->ra_threads)
 		return ring_bad(why, "N*R*M overflows 64 bits");
-	a->msgs = a->threads * a->m;
-	if (a->threads > RING_MAX_THREADS)
+	a->ra_msgs = a->ra_threads * a->ra_m;
+	if (a->ra_threads > RING_MAX_THREADS)
 		return ring_bad(why, "N*R = %llu threads is more than %llu",
-				(unsigned long long)a->threads,
+				(unsigned long long)a->ra_threads,
 				(unsigned long long)RING_MAX_THREADS);
-	if ((flags & RING_STACKLESS) && a->d != 0)
+	if ((flags & RING_STACKLESS) && a->ra_d != 0)
 		return ring_bad(why, "D must be 0: stackless coroutines keep "
 				"no stack frame while blocked");
-	if (a->d > RING_MAX_D)
+	if (a->ra_d > RING_MAX_D)
 		return ring_bad(why, "D is more than %llu",
 				(unsigned long long)RING_MAX_D);
-	if ((flags & RING_SINGLE) && a->p != 1)
+	if ((flags & RING_SINGLE) && a->ra_p != 1)
 		return ring_bad(why, "P must be 1: this peer is "
 				"single-threaded");
-	if (!(flags & RING_ANY_P) && a->p > RING_MAX_P)
+	if (!(flags & RING_ANY_P) && a->ra_p > RING_MAX_P)
 		return ring_bad(why, "P is more than %llu",
 				(unsigned long long)RING_MAX_P);
 	return 0;

@@ -30,13 +30,13 @@ extern "C" {
 #define RING_ANY_P	0x4	/* P is accepted (>= 1) but ignored */
 
 struct ring_args {
-	uint64_t n;		/* threads per cycle, >= 2 */
-	uint64_t r;		/* cycles, >= 1 */
-	uint64_t m;		/* rounds, >= 1 */
-	uint64_t d;		/* live stack bytes per thread */
-	uint64_t p;		/* native threads */
-	uint64_t threads;	/* n * r */
-	uint64_t msgs;		/* n * r * m */
+	uint64_t ra_n;		/* threads per cycle, >= 2 */
+	uint64_t ra_r;		/* cycles, >= 1 */
+	uint64_t ra_m;		/* rounds, >= 1 */
+	uint64_t ra_d;		/* live stack bytes per thread */
+	uint64_t ra_p;		/* native threads */
+	uint64_t ra_threads;	/* n * r */
+	uint64_t ra_msgs;	/* n * r * m */
 };
 
 /* Parse a plain unsigned decimal ("0".."18446744073709551615"): no sign,

@@ -100,7 +100,7 @@ static int group_of(uint64_t t)
 {
 	const struct ring_args *a = &ring.r_args;
 
-	return (int)(t / a->n * a->p / a->r);
+	return (int)(t / a->ra_n * a->ra_p / a->ra_r);
 }
 
 static uint64_t slot(uint64_t t)
@@ -137,22 +137,22 @@ void pass(uint64_t i, int (*wake)(void *))
 static inline __attribute__((always_inline))
 void rounds(uint64_t t, int (*wait)(void), int (*wake)(void *))
 {
-	uint64_t n = ring.r_args.n, j = t % n, i = slot(t);
+	uint64_t n = ring.r_args.ra_n, j = t % n, i = slot(t);
 	uint64_t right = i - j + (j + 1) % n;
 	uint64_t turn = j;	/* rounds until this thread sends: no division */
 	uint32_t *mine = &ring.r_handed[i];
 	uint64_t got;
 	int rc;
 
-	for (got = 0; got < ring.r_args.m; got++) {
+	for (got = 0; got < ring.r_args.ra_m; got++) {
 		if (turn == 0)
 			pass(right, wake);
-		turn = turn == 0 ? ring.r_args.n - 1 : turn - 1;
+		turn = turn == 0 ? ring.r_args.ra_n - 1 : turn - 1;
 		if ((rc = wait()) != 0)
 			call_failed(rc);
 		else if ((int32_t)(handed(mine) - (uint32_t)(got + 1)) < 0)
 			count_error(&ring.r_bad);	/* woken, no token */
-		if (turn != ring.r_args.n - 1)	/* it did not send */
+		if (turn != ring.r_args.ra_n - 1)	/* it did not send */
 			pass(right, wake);
 	}
 }
@@ -214,7 +214,7 @@ static int fault_wanted(const char *prog)
 
 static __attribute__((noinline)) void member_padded(uint64_t i)
 {
-	size_t d = ring.r_args.d;
+	size_t d = ring.r_args.ra_d;
 	volatile unsigned char pad[d];
 
 	pad_write(pad, d, i);
@@ -225,7 +225,7 @@ static __attribute__((noinline)) void member_padded(uint64_t i)
 
 static void member(void *arg)
 {
-	if (ring.r_args.d == 0)
+	if (ring.r_args.ra_d == 0)
 		ring.r_rounds((uintptr_t)arg);
 	else
 		member_padded((uintptr_t)arg);
@@ -239,8 +239,8 @@ static void print_details(double secs)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "messages/s: %.0f (%llu messages)\n", a->msgs / secs,
-		(unsigned long long)a->msgs);
+	fprintf(stderr, "messages/s: %.0f (%llu messages)\n", a->ra_msgs / secs,
+		(unsigned long long)a->ra_msgs);
 	for (int p = 0; ring.r_ops->so_stats(p, &st) == 0; p++) {
 		fprintf(stderr, "processor %d: switches %lu local wakes %lu "
 			"remote wakes %lu sleeps %lu max stack %lu B\n", p,
@@ -250,10 +250,10 @@ static void print_details(double secs)
 	}
 	/* of one CPU's time: P processors share at most all CPUs */
 	fprintf(stderr, "switches: %lu (%.1f ns each)\n", sum.ss_switches,
-		secs * 1e9 * (a->p < (uint64_t)cpus ? a->p : (uint64_t)cpus) /
+		secs * 1e9 * (a->ra_p < (uint64_t)cpus ? a->ra_p : (uint64_t)cpus) /
 		(sum.ss_switches ? sum.ss_switches : 1));
 	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread\n",
-		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->threads);
+		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->ra_threads);
 }
 
 /*
@@ -280,21 +280,21 @@ static unsigned ring_setup(int argc, char **argv)
 	}
 	if (ring_args_read(a, argc - i + 1, argv + i - 1, 0, &why) != 0)
 		usage_fail(prog, usage, "%s", why.w_text);
-	if (a->d > USCHED_STACK_MAX_DEFAULT / 2)
+	if (a->ra_d > USCHED_STACK_MAX_DEFAULT / 2)
 		usage_fail(prog, usage, "D is more than %d bytes",
 			   USCHED_STACK_MAX_DEFAULT / 2);
-	if (a->threads > INT32_MAX)
+	if (a->ra_threads > INT32_MAX)
 		usage_fail(prog, usage, "N*R is more than %d", INT32_MAX);
 	/* struct, stack copy, handle, count: about 200 bytes a thread, plus D */
-	check_memory(prog, (double)a->threads * (200 + a->d));
+	check_memory(prog, (double)a->ra_threads * (200 + a->ra_d));
 	/* before the clock starts, as the peers allocate their members */
-	ring.r_thread = malloc((a->threads + a->p * GROUP_GAP) *
+	ring.r_thread = malloc((a->ra_threads + a->ra_p * GROUP_GAP) *
 			       sizeof(void *));
-	ring.r_handed = calloc(a->threads + a->p * GROUP_GAP,
+	ring.r_handed = calloc(a->ra_threads + a->ra_p * GROUP_GAP,
 			       sizeof(uint32_t));
 	if (ring.r_thread == NULL || ring.r_handed == NULL) {
 		fprintf(stderr, "%s: out of memory for %llu threads\n", prog,
-			(unsigned long long)a->threads);
+			(unsigned long long)a->ra_threads);
 		exit(1);
 	}
 	return flags;
@@ -305,13 +305,13 @@ static int ring_spawn(const char *prog)
 {
 	const struct ring_args *a = &ring.r_args;
 
-	if (ring.r_ops->so_init(a->p, a->threads)) {
+	if (ring.r_ops->so_init(a->ra_p, a->ra_threads)) {
 		fprintf(stderr, "%s: cannot set up %llu threads on %llu "
-			"processors\n", prog, (unsigned long long)a->threads,
-			(unsigned long long)a->p);
+			"processors\n", prog, (unsigned long long)a->ra_threads,
+			(unsigned long long)a->ra_p);
 		return -1;
 	}
-	for (uint64_t t = 0; t < a->threads; t++) {
+	for (uint64_t t = 0; t < a->ra_threads; t++) {
 		void *h = ring.r_ops->so_spawn(member, (void *)t, group_of(t));
 
 		ring.r_thread[slot(t)] = h;
@@ -353,7 +353,7 @@ int main(int argc, char **argv)
 	if (ring_spawn(prog) != 0)
 		return 1;
 	if (fault &&
-	    (rc = ring.r_ops->so_wake(ring.r_thread[slot(a->threads - 1)])))
+	    (rc = ring.r_ops->so_wake(ring.r_thread[slot(a->ra_threads - 1)])))
 		call_failed(rc);
 	if ((rc = ring.r_ops->so_start()) != 0 ||
 	    (rc = ring.r_ops->so_fini()) != 0) {

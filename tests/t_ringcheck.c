@@ -27,7 +27,8 @@ static int lines(const char *s)
 }
 
 static const struct ring_args cfg = {
-	.n = 4, .r = 8, .m = 100, .d = 64, .p = 1, .threads = 32, .msgs = 3200
+	.ra_n = 4, .ra_r = 8, .ra_m = 100, .ra_d = 64, .ra_p = 1, .ra_threads = 32,
+	.ra_msgs = 3200
 };
 
 /* Members below r_bad are short of r_short tokens, or of their pad. */
@@ -42,10 +43,10 @@ static void run_checks(void *arg)
 	const struct run *r = arg;
 	struct ring_check rc = { "t_ringcheck", &cfg, 0, 0 };
 
-	for (uint64_t i = 0; i < cfg.threads; i++) {
+	for (uint64_t i = 0; i < cfg.ra_threads; i++) {
 		int bad = i < r->r_bad;
 
-		ring_check_member(&rc, i, cfg.m - (bad ? r->r_short : 0),
+		ring_check_member(&rc, i, cfg.ra_m - (bad ? r->r_short : 0),
 				  bad && r->r_pad_bad);
 	}
 	_exit(ring_check_done(&rc) == 0 ? 0 : 1);
@@ -78,7 +79,7 @@ static void test_members(void)
 	rv = check_run(1, 0, 1, out, sizeof out);
 	ok_out(rv == 1 && strstr(out, "; stack pad corrupted") != NULL, out,
 	       "a corrupted pad fails with all tokens received");
-	rv = check_run(cfg.threads, 100, 0, out, sizeof out);
+	rv = check_run(cfg.ra_threads, 100, 0, out, sizeof out);
 	ok_out(rv == 1 && lines(out) == 11 &&
 	       strstr(out, "32 bad threads, 0 of") != NULL, out,
 	       "32 bad members: 10 named, then the summary");

@@ -54,15 +54,15 @@ static inline void ring_check_member(struct ring_check *rc, uint64_t i,
 	const struct ring_args *cfg = rc->rc_cfg;
 
 	rc->rc_tokens += received;
-	if (received == cfg->m && !pad_bad)
+	if (received == cfg->ra_m && !pad_bad)
 		return;
 	if (rc->rc_bad++ < 10)
 		fprintf(stderr, "%s: thread %llu (cycle %llu) "
 			"received %llu tokens, expected %llu%s\n",
 			rc->rc_prog, (unsigned long long)i,
-			(unsigned long long)(i / cfg->n),
+			(unsigned long long)(i / cfg->ra_n),
 			(unsigned long long)received,
-			(unsigned long long)cfg->m,
+			(unsigned long long)cfg->ra_m,
 			pad_bad ? "; stack pad corrupted" : "");
 }
 
@@ -75,7 +75,7 @@ static inline int ring_check_done(const struct ring_check *rc)
 		"%llu of %llu messages\n",
 		rc->rc_prog, (unsigned long long)rc->rc_bad,
 		(unsigned long long)rc->rc_tokens,
-		(unsigned long long)rc->rc_cfg->msgs);
+		(unsigned long long)rc->rc_cfg->ra_msgs);
 	return -1;
 }
 

@@ -29,29 +29,29 @@
 
 /* One per thread; cache-line aligned so neighbours do not false-share. */
 struct member {
-	sem_t		 sem;		/* tokens received, not yet taken */
-	struct member	*right;
-	uint64_t	 pos;		/* index within the cycle */
-	uint64_t	 received;
-	int		 pad_bad;	/* the D-byte frame got corrupted */
+	sem_t		 m_sem;		/* tokens received, not yet taken */
+	struct member	*m_right;
+	uint64_t	 m_pos;		/* index within the cycle */
+	uint64_t	 m_received;
+	int		 m_pad_bad;	/* the D-byte frame got corrupted */
 } __attribute__((aligned(64)));
 
 static struct ring_args cfg;
 
 static void take(struct member *me)
 {
-	while (sem_wait(&me->sem) != 0) {
+	while (sem_wait(&me->m_sem) != 0) {
 		if (errno != EINTR) {
 			perror(PROG ": sem_wait");
 			exit(1);
 		}
 	}
-	me->received++;
+	me->m_received++;
 }
 
 static void give(struct member *to)
 {
-	if (sem_post(&to->sem) != 0) {
+	if (sem_post(&to->m_sem) != 0) {
 		perror(PROG ": sem_post");
 		exit(1);
 	}
@@ -62,15 +62,15 @@ static void run(struct member *me)
 	uint64_t turn = 0;	/* == round % N, without a division */
 	uint64_t i;
 
-	for (i = 0; i < cfg.m; i++) {
-		if (turn == me->pos) {
-			give(me->right);
+	for (i = 0; i < cfg.ra_m; i++) {
+		if (turn == me->m_pos) {
+			give(me->m_right);
 			take(me);
 		} else {
 			take(me);
-			give(me->right);
+			give(me->m_right);
 		}
-		if (++turn == cfg.n)
+		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
 }
@@ -78,13 +78,13 @@ static void run(struct member *me)
 static void *member_main(void *arg)
 {
 	struct member *me = arg;
-	size_t d = cfg.d;
+	size_t d = cfg.ra_d;
 	unsigned char pad[d > 0 ? d : 1];	/* live across every block */
 
 	pad_fill(pad, d);
 	run(me);
 	if (!pad_intact(pad, d))
-		me->pad_bad = 1;
+		me->m_pad_bad = 1;
 	return NULL;
 }
 
@@ -93,9 +93,9 @@ static int verify(const struct member *members)
 	struct ring_check rc = { PROG, &cfg, 0, 0 };
 	uint64_t i;
 
-	for (i = 0; i < cfg.threads; i++)
-		ring_check_member(&rc, i, members[i].received,
-				  members[i].pad_bad);
+	for (i = 0; i < cfg.ra_threads; i++)
+		ring_check_member(&rc, i, members[i].m_received,
+				  members[i].m_pad_bad);
 	return ring_check_done(&rc);
 }
 
@@ -156,33 +156,33 @@ int main(int argc, char **argv)
 
 	ring_args_parse(&cfg, argc, argv, RING_ANY_P);
 	/* Stack pages touched, struct pthread, kernel stack and task. */
-	check_memory(PROG, (double)cfg.threads * (cfg.d + 32 * 1024));
-	check_thread_limits(cfg.threads);
+	check_memory(PROG, (double)cfg.ra_threads * (cfg.ra_d + 32 * 1024));
+	check_thread_limits(cfg.ra_threads);
 
-	/* cfg.threads <= RING_MAX_THREADS, so these sizes cannot overflow. */
-	members = aligned_alloc(64, cfg.threads * sizeof(*members));
-	tids = malloc(cfg.threads * sizeof(*tids));
+	/* cfg.ra_threads <= RING_MAX_THREADS, so these sizes cannot overflow. */
+	members = aligned_alloc(64, cfg.ra_threads * sizeof(*members));
+	tids = malloc(cfg.ra_threads * sizeof(*tids));
 	if (members == NULL || tids == NULL) {
 		fprintf(stderr, PROG ": out of memory for %llu threads\n",
-			(unsigned long long)cfg.threads);
+			(unsigned long long)cfg.ra_threads);
 		return 1;
 	}
-	for (i = 0; i < cfg.threads; i++) {
+	for (i = 0; i < cfg.ra_threads; i++) {
 		struct member *mb = &members[i];
-		uint64_t first = i - i % cfg.n;
+		uint64_t first = i - i % cfg.ra_n;
 
-		mb->pos = i % cfg.n;
-		mb->right = &members[first + (mb->pos + 1) % cfg.n];
-		mb->received = 0;
-		mb->pad_bad = 0;
-		if (sem_init(&mb->sem, 0, 0) != 0) {
+		mb->m_pos = i % cfg.ra_n;
+		mb->m_right = &members[first + (mb->m_pos + 1) % cfg.ra_n];
+		mb->m_received = 0;
+		mb->m_pad_bad = 0;
+		if (sem_init(&mb->m_sem, 0, 0) != 0) {
 			perror(PROG ": sem_init");
 			return 1;
 		}
 	}
 
-	/* cfg.d <= RING_MAX_D, so this cannot overflow either. */
-	stack = (BASE_STACK + cfg.d + page - 1) / page * page;
+	/* cfg.ra_d <= RING_MAX_D, so this cannot overflow either. */
+	stack = (BASE_STACK + cfg.ra_d + page - 1) / page * page;
 	if (pthread_attr_init(&attr) != 0 ||
 	    pthread_attr_setstacksize(&attr, stack) != 0) {
 		fprintf(stderr, PROG ": cannot set a %zu-byte thread stack\n",
@@ -191,16 +191,16 @@ int main(int argc, char **argv)
 	}
 
 	start = bench_seconds();
-	for (i = 0; i < cfg.threads; i++) {
+	for (i = 0; i < cfg.ra_threads; i++) {
 		err = pthread_create(&tids[i], &attr, member_main, &members[i]);
 		if (err != 0) {
 			fprintf(stderr, PROG ": cannot create thread %llu of %llu: %s\n",
 				(unsigned long long)i + 1,
-				(unsigned long long)cfg.threads, strerror(err));
+				(unsigned long long)cfg.ra_threads, strerror(err));
 			exit(1);	/* the threads already running die with us */
 		}
 	}
-	for (i = 0; i < cfg.threads; i++) {
+	for (i = 0; i < cfg.ra_threads; i++) {
 		err = pthread_join(tids[i], NULL);
 		if (err != 0) {
 			fprintf(stderr, PROG ": pthread_join: %s\n",
@@ -214,8 +214,8 @@ int main(int argc, char **argv)
 		return 1;
 	printf("%.6f\n", elapsed);
 	pthread_attr_destroy(&attr);
-	for (i = 0; i < cfg.threads; i++)
-		sem_destroy(&members[i].sem);
+	for (i = 0; i < cfg.ra_threads; i++)
+		sem_destroy(&members[i].m_sem);
 	free(tids);
 	free(members);
 	return 0;

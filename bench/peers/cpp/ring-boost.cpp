@@ -110,7 +110,7 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 {
 	std::uint64_t turn = 0;	// == round % N, without a division
 
-	for (std::uint64_t i = 0; i < cfg.m; i++) {
+	for (std::uint64_t i = 0; i < cfg.ra_m; i++) {
 		if (turn == pos) {
 			s.send(right);
 			s.recv(me);
@@ -119,7 +119,7 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 			s.send(right);
 		}
 		me.received++;
-		if (++turn == cfg.n)
+		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
 }
@@ -128,20 +128,20 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 [[gnu::noinline]] void ring_member(scheduler &s, const ring_args &cfg,
 				   std::uint64_t pos, member &me, member &right)
 {
-	auto *pad = static_cast<unsigned char *>(alloca(cfg.d > 0 ? cfg.d : 1));
+	auto *pad = static_cast<unsigned char *>(alloca(cfg.ra_d > 0 ? cfg.ra_d : 1));
 
-	pad_fill(pad, cfg.d);
+	pad_fill(pad, cfg.ra_d);
 	ring_loop(s, cfg, pos, me, right);
-	if (!pad_intact(pad, cfg.d))
+	if (!pad_intact(pad, cfg.ra_d))
 		me.pad_bad = true;
 }
 
 int run(const ring_args &cfg)
 {
-	std::vector<member> members(cfg.threads);
-	scheduler s(cfg.threads);
-	// cfg.d <= RING_MAX_D: no overflow; round up to whole pages.
-	ctx::fixedsize_stack stack((base_stack + cfg.d + 4095) / 4096 * 4096);
+	std::vector<member> members(cfg.ra_threads);
+	scheduler s(cfg.ra_threads);
+	// cfg.ra_d <= RING_MAX_D: no overflow; round up to whole pages.
+	ctx::fixedsize_stack stack((base_stack + cfg.ra_d + 4095) / 4096 * 4096);
 
 	bool ok = peers::ring_run(prog, cfg, members, s,
 		[&s, &cfg, &stack](std::uint64_t, std::uint64_t pos, member &me, member &right) {

@@ -28,7 +28,7 @@ task ring_member(Sched &sched, const ring_args &cfg, std::uint64_t pos,
 {
 	std::uint64_t turn = 0;	// == round % N, without a division
 
-	for (std::uint64_t i = 0; i < cfg.m; i++) {
+	for (std::uint64_t i = 0; i < cfg.ra_m; i++) {
 		if (turn == pos) {
 			right.inbox.send(sched);
 			co_await me.inbox.recv();
@@ -37,7 +37,7 @@ task ring_member(Sched &sched, const ring_args &cfg, std::uint64_t pos,
 			right.inbox.send(sched);
 		}
 		me.received++;
-		if (++turn == cfg.n)
+		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
 }

@@ -254,13 +254,13 @@ struct alignas(64) member : peers::coro_member<channel> {};
 
 int run(const ring_args &cfg)
 {
-	std::vector<member> members(cfg.threads);
-	pool p(cfg.p);
+	std::vector<member> members(cfg.ra_threads);
+	pool p(cfg.ra_p);
 
 	bool ok = peers::ring_run(prog, cfg, members, p,
 		[&p, &cfg](std::uint64_t i, std::uint64_t pos, member &me, member &right) {
 			// Whole cycles start on one worker: their sends stay local.
-			p.spawn(peers::ring_member(p, cfg, pos, me, right).handle, i / cfg.n);
+			p.spawn(peers::ring_member(p, cfg, pos, me, right).handle, i / cfg.ra_n);
 		});
 	return ok ? 0 : 1;
 }

@@ -75,8 +75,8 @@ using member = peers::coro_member<channel>;
 
 int run(const ring_args &cfg)
 {
-	std::vector<member> members(cfg.threads);
-	run_queue rq(cfg.threads);
+	std::vector<member> members(cfg.ra_threads);
+	run_queue rq(cfg.ra_threads);
 
 	bool ok = peers::ring_run(prog, cfg, members, rq,
 		[&rq, &cfg](std::uint64_t, std::uint64_t pos, member &me, member &right) {

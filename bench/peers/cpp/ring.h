@@ -49,7 +49,7 @@ bool ring_verify(const char *prog, const ring_args &cfg, const std::vector<Membe
 {
 	ring_check rc = {prog, &cfg, 0, 0};
 
-	for (std::uint64_t i = 0; i < cfg.threads; i++)
+	for (std::uint64_t i = 0; i < cfg.ra_threads; i++)
 		ring_check_member(&rc, i, members[i].received,
 				  members[i].pad_bad);
 	return ring_check_done(&rc) == 0;
@@ -65,10 +65,10 @@ bool ring_run(const char *prog, const ring_args &cfg, std::vector<Member> &membe
 	      Sched &sched, Start start)
 {
 	double t0 = bench_seconds();
-	for (std::uint64_t i = 0; i < cfg.threads; i++) {
-		std::uint64_t pos = i % cfg.n;
+	for (std::uint64_t i = 0; i < cfg.ra_threads; i++) {
+		std::uint64_t pos = i % cfg.ra_n;
 
-		start(i, pos, members[i], members[i - pos + (pos + 1) % cfg.n]);
+		start(i, pos, members[i], members[i - pos + (pos + 1) % cfg.ra_n]);
 	}
 	sched.run();
 	double elapsed = bench_seconds() - t0;
@@ -98,12 +98,12 @@ int ring_main(int argc, char **argv, const ring_peer &peer, Run run)
 	ring_args cfg;
 
 	ring_args_parse(&cfg, argc, argv, peer.flags);
-	check_memory(peer.prog, cfg.threads * (peer.member_bytes + cfg.d));
+	check_memory(peer.prog, cfg.ra_threads * (peer.member_bytes + cfg.ra_d));
 	try {
 		return run(cfg);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: out of memory for %llu %s (%s)\n", peer.prog,
-			     (unsigned long long)cfg.threads, peer.units, e.what());
+			     (unsigned long long)cfg.ra_threads, peer.units, e.what());
 		return 1;
 	}
 }
