@@ -138,6 +138,37 @@ def styles(points):
             for i, label in enumerate((*sweep.LABELS, *unknown))}
 
 
+def short_number(x):
+    """A number as an axis shows it: 0.5, 16, 800, 80k, 8M."""
+    for div, unit in ((1e6, "M"), (1e3, "k")):
+        if x >= div:
+            return f"{x / div:g}{unit}"
+    return f"{x:g}"
+
+
+def plain_ticks(ax, points, linear):
+    """Ticks at the thread counts measured, and numbers without powers of
+    ten: matplotlib's own label a narrow range as 8x10^0, 9x10^0, 10^1."""
+    from matplotlib import ticker
+    xs = sorted({p["threads"] for p in points if throughput(p)})
+    ax.xaxis.set_major_locator(ticker.FixedLocator(xs))
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ax.tick_params(axis="x", labelsize="small")  # 100k and 200k apart
+    short = ticker.FuncFormatter(lambda x, _: short_number(x))
+    ax.xaxis.set_major_formatter(short)
+    if linear:
+        return
+
+    class Plain(ticker.LogFormatter):
+        """The ticks matplotlib labels (minor ones too on a narrow range),
+        in plain numbers."""
+        def __call__(self, x, pos=None):
+            return short_number(x) if super().__call__(x, pos) else ""
+
+    ax.yaxis.set_major_formatter(Plain())
+    ax.yaxis.set_minor_formatter(Plain(labelOnlyBase=False))
+
+
 def plot(points, n, out, plt, linear, style):
     """Draw one N's lines, each label in its `style`; return the PNG and
     SVG paths."""
@@ -160,6 +191,7 @@ def plot(points, n, out, plt, linear, style):
     else:
         ax.set_xscale("log")
         ax.set_yscale("linear" if linear else "log")
+        plain_ticks(ax, points, linear)
     ax.set_xlabel("threads (N*R, log scale)")
     ax.set_ylabel("million messages / s" + ("" if linear else ", log scale")
                   + "\n(bars: slowest to fastest run)")

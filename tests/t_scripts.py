@@ -166,6 +166,38 @@ def test_graph(tmp):
           "graph.py without results exits 1", p.stderr)
 
 
+def test_graph_ticks(tmp):
+    """The thread axis has its ticks at the points measured, and both axes
+    show plain numbers (matplotlib's own would be 8x10^0, 9x10^0, 10^1)."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import graph
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    shown = [graph.short_number(x) for x in
+             (0.5, 16, 800, 1000, 1500, 80000, 200000, 8000000)]
+    check(shown == ["0.5", "16", "800", "1k", "1.5k", "80k", "200k", "8M"],
+          "numbers as the axes show them", shown)
+    points = [dict(p, threads=p["n"] * p["r"],
+                   messages=p["n"] * p["r"] * p["m"])
+              for p in FIXED if p["n"] == 2]
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(0.7, 9)
+    graph.plain_ticks(ax, points, False)
+    fig.canvas.draw()
+    xs = [t.get_text() for t in ax.get_xticklabels()]
+    ys = [t.get_text() for t in ax.get_yticklabels() + ax.get_yticklabels(
+        minor=True) if t.get_text()]
+    plt.close(fig)
+    check(xs == ["8", "16"], "ticks at the threads of the successful points "
+          "(8 and 16; the failed one has 8 too), as plain numbers", xs)
+    check("1" in ys and "2" in ys and not any("^" in y or "e" in y
+                                              for y in ys),
+          "the throughput axis shows plain numbers", ys)
+
+
 def write_points(res, points):
     os.makedirs(res, exist_ok=True)
     for p in points:
@@ -798,8 +830,8 @@ def test_perf(tmp):
 
 def main():
     for test in (test_graph, test_graph_bad, test_graph_legends,
-                 test_dry_run, test_sweep, test_sweep_closed_pipe,
-                 test_interrupt, test_perf):
+                 test_graph_ticks, test_dry_run, test_sweep,
+                 test_sweep_closed_pipe, test_interrupt, test_perf):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
                 test(tmp)
