@@ -140,6 +140,25 @@ static void test_null_buffer(void)
 	   "own when it blocks, freed when it ends");
 }
 
+/* A buffer of size 0 is a buffer too small for anything, not an error. */
+static void test_empty_buffer(void)
+{
+	struct tsched ts;
+	struct tthread *t;
+	void *buf = malloc(16);
+
+	tsched_init(&ts);
+	ran = 0;
+	t = calloc(1, sizeof *t);
+	require(t != NULL && buf != NULL);
+	ustack_init(&t->t_s.t_u, &ts.ts_s, block_n, (void *)3L, buf, 0);
+	sched_enqueue(&ts.ts_ready, &t->t_s);
+	tsched_run(&ts);
+	ok(ran == 1 && ts.ts_allocs == 1 && ts.ts_bytes == 0,
+	   "ustack_init with a buffer of 0 bytes: the thread gets one that "
+	   "fits when it blocks (%ld allocations)", ts.ts_allocs);
+}
+
 static void test_block_many(void)
 {
 	struct tsched ts;
@@ -218,6 +237,30 @@ static void test_blocked(void)
 	   "start or an end (%d calls)", blocked_calls);
 }
 
+/*
+ * A run that ends with a thread blocked: the next run's first s_next
+ * follows its start, so it is told of none.
+ */
+static void test_blocked_next_run(void)
+{
+	struct tsched ts;
+	struct tthread *a;
+	int state = 0;
+
+	tsched_init(&ts);
+	blocked_next = ts.ts_s.s_next;
+	ts.ts_s.s_next = record_blocked;
+	a = tsched_spawn(&ts, wait_with_local, &state);
+	tsched_run(&ts);	/* a blocks, and nothing else can run */
+	tsched_wake(a);
+	blocked_calls = 0;
+	tsched_run(&ts);	/* the same place */
+	ok(blocked_calls == 2 && blocked_seen[0] == NULL &&
+	   blocked_seen[1] == NULL && state == 2 && ts.ts_done == 1,
+	   "a run after one that ended with a thread blocked: usched_blocked() "
+	   "is NULL at its start (%d calls)", blocked_calls);
+}
+
 static void test_self(void)
 {
 	ok(ustack_self() == NULL, "ustack_self() is NULL outside threads");
@@ -230,8 +273,10 @@ int main(void)
 	test_block_once();
 	test_later_run();
 	test_null_buffer();
+	test_empty_buffer();
 	test_block_many();
 	test_abort();
 	test_blocked();
+	test_blocked_next_run();
 	return tap_done();
 }
