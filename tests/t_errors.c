@@ -67,6 +67,41 @@ static void test_limit(void)
 	ok(ts.ts_bytes == 0, "nothing leaked");
 }
 
+/* A thread that blocks once: what it kept, and what the block returned. */
+static int once_used, once_rc;
+
+static void block_once_measured(void *arg)
+{
+	(void)arg;
+	once_rc = tsched_yield();
+	once_used = tsched_self()->t_s.t_u.u_used;
+}
+
+static int block_once_under(int stack_max)
+{
+	tsched_init(&ts);
+	ts.ts_s.s_stack_max = stack_max;
+	once_rc = 1;
+	tsched_spawn(&ts, block_once_measured, NULL);
+	tsched_run(&ts);
+	return once_rc;
+}
+
+/* s_stack_max is the most a thread may keep: exactly that much blocks. */
+static void test_exact_limit(void)
+{
+	int used, exact, under;
+
+	require(block_once_under(0) == 0);
+	used = once_used;
+	exact = block_once_under(used);
+	under = block_once_under(used - 1);
+	ok(used > 0 && exact == 0 && under == -E2BIG, "a thread keeping %d "
+	   "bytes blocks with s_stack_max %d (got %d), not with one byte less "
+	   "(got %d)", used, used, exact, under);
+	ok(ts.ts_bytes == 0, "nothing leaked");
+}
+
 static __attribute__((noinline)) int block_big(void)
 {
 	volatile char big[USCHED_STACK_MAX_DEFAULT + 1];
@@ -178,6 +213,7 @@ int main(void)
 {
 	test_nomem();
 	test_limit();
+	test_exact_limit();
 	test_default_limit();
 	test_wait_fails();
 	test_small_native_stack("rr");
