@@ -130,17 +130,25 @@ static void test_extra(void)
 	   "u_used within 1 KiB of D");
 }
 
-/* The size of the buffer a thread blocking with *len extra bytes gets. */
+/* A thread blocking once with fb_extra bytes: what it kept, its buffer. */
+struct first {
+	int fb_extra;
+	int fb_used;
+	int fb_len;
+};
+
 static void first_buffer(void *arg)
 {
-	int *len = arg;
-	volatile uint64_t pad[*len / 8 + 1];
+	struct first *fb = arg;
+	volatile uint64_t pad[fb->fb_extra / 8 + 1];
 	uintptr_t id = (uintptr_t)tsched_self();
+	struct ustack *u = &tsched_self()->t_s.t_u;
 
-	fill(pad, *len / 8 + 1, id, 3);
+	fill(pad, fb->fb_extra / 8 + 1, id, 3);
 	yield_checked();
-	check(pad, *len / 8 + 1, id, 3);
-	*len = tsched_self()->t_s.t_u.u_len;
+	check(pad, fb->fb_extra / 8 + 1, id, 3);
+	fb->fb_used = u->u_used;
+	fb->fb_len = u->u_len;
 }
 
 /* What usched.c adds to a buffer for ASan's shadow of the stack. */
@@ -152,27 +160,31 @@ static void first_buffer(void *arg)
 
 static void test_first_buffer(void)
 {
-	int len[3] = { 2048, 1536, 64 };
+	struct first fb[3] = { { .fb_extra = 2048 }, { .fb_extra = 1536 },
+			       { .fb_extra = 64 } };
 	struct tsched ts;
-	int max;
+	int max, twice;
 
 	tsched_init(&ts);
 	bad = resumes = 0;
 	for (int i = 0; i < 3; i++) {
-		tsched_spawn(&ts, first_buffer, &len[i]);
+		tsched_spawn(&ts, first_buffer, &fb[i]);
 		tsched_run(&ts);	/* one after the other */
 	}
 	max = ts.ts_s.s_max_used;
 	ok(bad == 0 && max > 2048 && max < 2048 + 1024,
 	   "s_max_used is the deepest stack saved: %d bytes", max);
-	ok(len[0] >= 2048 && len[0] < 2048 + 1024,
-	   "a first thread's buffer fits what it needs: %d bytes", len[0]);
+	ok(fb[0].fb_len >= 2048 && fb[0].fb_len < 2048 + 1024,
+	   "a first thread's buffer fits what it needs: %d bytes",
+	   fb[0].fb_len);
 	/* rounded up to 16 bytes; under ASan, an eighth more for the shadow */
-	ok(len[1] >= max && len[1] < max + 16 + ASAN_SHADOW(max),
-	   "a thread needing "
-	   "more than half of s_max_used gets s_max_used: %d bytes", len[1]);
-	ok(len[2] < 1024, "one needing much less gets at most twice its "
-	   "need: %d bytes", len[2]);
+	ok(fb[1].fb_len >= max && fb[1].fb_len < max + 16 + ASAN_SHADOW(max),
+	   "a thread needing more than half of s_max_used gets s_max_used: "
+	   "%d bytes", fb[1].fb_len);
+	twice = 2 * fb[2].fb_used;
+	ok(fb[2].fb_len >= twice && fb[2].fb_len < twice + 16 +
+	   ASAN_SHADOW(twice), "one needing much less gets twice its need, "
+	   "room to grow: %d bytes for %d", fb[2].fb_len, fb[2].fb_used);
 }
 
 /* Blocks with n extra bytes on the stack, checking them after. */
