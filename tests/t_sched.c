@@ -796,6 +796,35 @@ static void test_pinning(void)
 }
 
 /*
+ * Without sched_set_pinning, USCHED_PIN decides: "1" pins, "0" does not.
+ * A call to it wins over USCHED_PIN, which is then not read at all.
+ */
+static void test_pin_precedence(void)
+{
+	cpu_set_t all;
+	int n, env_on, env_off, call_off, bad_unread;
+
+	require(sched_getaffinity(0, sizeof all, &all) == 0);
+	n = CPU_COUNT(&all);
+	setenv("USCHED_PIN", "1", 1);
+	env_on = pin_run(-1, 1);
+	call_off = pin_run(0, n);
+	setenv("USCHED_PIN", "0", 1);
+	env_off = pin_run(-1, n);
+	setenv("USCHED_PIN", "yes", 1);
+	sched_set_pinning(0);
+	bad_unread = ops->so_init(1, 1) == 0 && ops->so_start() == 0 &&
+		     ops->so_fini() == 0;
+	unsetenv("USCHED_PIN");
+	sched_set_pinning(-1);
+	ok(env_on && env_off && call_off && bad_unread, "%s: USCHED_PIN=1 "
+	   "pins, 0 does not; sched_set_pinning(0) wins over USCHED_PIN=1 and "
+	   "over a bad one%s (%d, %d, %d, %d)", ops->so_name, n < 2 ?
+	   " (one CPU here: pinned or not looks the same)" : "", env_on,
+	   env_off, call_off, bad_unread);
+}
+
+/*
  * Spawns from a native thread while fini runs: each either fails (EINVAL,
  * and the spawner stops) or its thread runs before fini returns.
  */
@@ -1422,6 +1451,7 @@ int main(void)
 		test_sleeps();
 		test_pin_env();
 		test_pinning();
+		test_pin_precedence();
 		test_wake_reuse();
 		test_spawn_during_fini();
 		test_wake_during_fini();
