@@ -7,9 +7,10 @@
  *
  * Threads block with stacks a little deeper each, from well below the
  * last class to well above it, so that their first buffers take every
- * size in between; this program's malloc (tmalloc.c) sees which. Where
- * another malloc is the one called (sanitizers, valgrind), nothing is
- * tested.
+ * size in between; this program's malloc (tmalloc.c) sees which. Then
+ * many threads one after another each block once: they reuse what the
+ * ones before gave back, and allocate nothing. Where another malloc is
+ * the one called (sanitizers, valgrind), nothing is tested.
  */
 #include "tap.h"
 #include "tmalloc.h"
@@ -18,23 +19,30 @@
 #include <stdio.h>
 
 enum {
-	STEP    = 8,		/* bytes more stack for each thread */
-	LOW     = (BUF_CLASSES - 1) * BUF_CLASS_SIZE - 512,
-	HIGH    = (BUF_CLASSES + 1) * BUF_CLASS_SIZE + 512,
-	THREADS = (HIGH - LOW) / STEP + 1
+	STEP     = 8,		/* bytes more stack for each thread */
+	LOW      = (BUF_CLASSES - 1) * BUF_CLASS_SIZE - 512,
+	HIGH     = (BUF_CLASSES + 1) * BUF_CLASS_SIZE + 512,
+	THREADS  = (HIGH - LOW) / STEP + 1,
+	SEQUENCE = 20000,	/* threads one after another */
+	WARM     = 100		/* of them, before allocations are counted */
 };
 
 static const struct sched_ops *ops;
 static void *threads[THREADS];
 static int intact, finished;
 static volatile int first_malloced;	/* a buffer of class BUF_CLASSES */
+static int counting;
+static long counted;			/* allocations while counting */
 
-/* The allocation hook: notes a buffer of the first class malloc makes. */
+/* The allocation hook: notes a buffer of the first class malloc makes,
+ * and counts allocations while asked to. */
 static int see_buffer(size_t size, void *caller)
 {
 	(void)caller;
 	if (size == BUF_CLASSES * BUF_CLASS_SIZE)
 		first_malloced = 1;
+	if (__atomic_load_n(&counting, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&counted, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -90,6 +98,48 @@ static void buffers_come_back(const char *name)
 	   "%ld bytes left)", name, blocks, bytes);
 }
 
+/* Blocks once between two wakes of its parent, then ends. */
+static void child(void *parent)
+{
+	ops->so_wake(parent);
+	if (ops->so_wait() == 0)	/* its stack is saved here */
+		__atomic_fetch_add(&finished, 1, __ATOMIC_RELAXED);
+	ops->so_wake(parent);
+}
+
+/* Runs SEQUENCE children one at a time, counting after the first WARM. */
+static void parent(void *arg)
+{
+	void *self = ops->so_self(), *c;
+
+	(void)arg;
+	for (int i = 0; i < SEQUENCE; i++) {
+		if (i == WARM)
+			__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+		if ((c = ops->so_spawn(child, self, 0)) == NULL ||
+		    ops->so_wait() != 0 || ops->so_wake(c) != 0 ||
+		    ops->so_wait() != 0)
+			break;
+	}
+	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+}
+
+static void buffers_reused(const char *name)
+{
+	ops = sched_find(name);
+	finished = 0;
+	counted = 0;
+	require(ops != NULL && ops->so_init(1, 2) == 0);
+	require(ops->so_spawn(parent, NULL, 0) != NULL);
+	tap_watchdog(60, "%s: the children never finished", name);
+	require(ops->so_start() == 0 && ops->so_fini() == 0);
+	tap_watchdog_off();
+	ok(finished == SEQUENCE && counted == 0, "%s: %d threads one after "
+	   "another, each blocking once, all finish (%d) and after the first "
+	   "%d allocate nothing (%ld allocations)", name, SEQUENCE, finished,
+	   WARM, counted);
+}
+
 int main(void)
 {
 	if (!tmalloc_ours()) {
@@ -99,5 +149,7 @@ int main(void)
 	tmalloc_hook = see_buffer;
 	buffers_come_back("rr");
 	buffers_come_back("ll");
+	buffers_reused("rr");
+	buffers_reused("ll");
 	return tap_done();
 }
