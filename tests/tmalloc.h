@@ -20,6 +20,8 @@ extern int (*tmalloc_hook)(size_t size, void *caller);
 /* Whether this program's malloc is the one called. It sets the hook for
  * a moment: call it before threads that allocate start. */
 int tmalloc_ours(void);
+/* Exits with a TAP skip unless it is: for tests that need nothing else. */
+void tmalloc_require_ours(void);
 
 /* Whether the calling native thread is inside pthread_create. */
 int tmalloc_in_pthread_create(void);
