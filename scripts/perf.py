@@ -20,6 +20,7 @@ program that fails or hangs (RUN_TIMEOUT) ends the run with exit 1.
 """
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -74,18 +75,23 @@ def run(args):
     return execute([program(args[0])] + list(args[1:]))
 
 
-def number(text, name):
-    """text as a number, or Failed naming the program that printed it."""
+def number(text, name, what="a number", above=-math.inf):
+    """text as a finite number above `above`, or Failed naming the program
+    that printed it and what was expected."""
     try:
-        return float(text)
+        x = float(text)
     except ValueError:
-        raise Failed("%s printed '%s' where a number was expected"
-                     % (name, text[:40]))
+        x = math.nan
+    if math.isfinite(x) and x > above:
+        return x
+    raise Failed("%s printed %s where %s was expected"
+                 % (name, "'%s'" % text[:72] if text else "nothing", what))
 
 
 def seconds(out, name):
     """The last word of a program's output: its seconds."""
-    return number(out.split()[-1] if out.split() else "", name)
+    words = out.split()
+    return number(words[-1] if words else "", name, "a time", 0)
 
 
 def best(cmds, runs, ours):
@@ -352,8 +358,9 @@ def switch_rows(out, n):
     switch) each."""
     rows = [row.split() for row in out.splitlines()[1:]]
     if len(rows) != n or any(len(row) != 2 for row in rows):
-        raise Failed("switch: not %d rows of two numbers: '%s'"
-                     % (n, out.strip()[:72]))
+        raise Failed("switch: %d row%s of two numbers expected below its "
+                     "header, got '%s'" % (n, "s" * (n > 1), " | ".join(
+                         out.strip().splitlines())[:72]))
     return [(number(a, "switch"), number(b, "switch")) for a, b in rows]
 
 
@@ -416,11 +423,12 @@ def memory(args):
     for r in (500000, 50000000) if args.big else (500000,):
         cmd = ["ring", "--sched", "rr", "-v", 2, r, 3, 0, 1]
         out, err = run(cmd)
-        b = float(grab(r"([\d.]+) bytes per thread", err))
+        b = number(grab(r"([\d.]+) bytes per thread", err), "ring")
         rss = int(grab(r"peak RSS: (\d+) KiB", err))
-        print("%s: %d threads, %s s, peak RSS %.1f GiB, %.1f bytes a "
-              "thread %s" % (" ".join(map(str, cmd)), 2 * r, out.split()[-1],
-                             rss / 2**20, b, verdict(b, 200, False)))
+        print("%s: %d threads, %g s, peak RSS %.1f GiB, %.1f bytes a "
+              "thread %s" % (" ".join(map(str, cmd)), 2 * r,
+                             seconds(out, "ring"), rss / 2**20, b,
+                             verdict(b, 200, False)))
 
 
 def main():

@@ -801,27 +801,34 @@ def test_perf(tmp):
         fake_bin(tmp, name, PERF_FAKES[name])
     # Output that is not the numbers expected: a clear failure, no traceback.
     for name, body, why in (
-            ("ring", "echo fast", "ring printed 'fast' where a number was "
+            ("ring", "echo fast", "ring printed 'fast' where a time was "
              "expected"),
-            ("ring", "true", "ring printed '' where a number was expected"),
+            ("ring", "true", "ring printed nothing where a time was "
+             "expected"),
+            ("ring", "echo 0", "ring printed '0' where a time was expected"),
             ("switch", "echo '   saved B  ns/switch'; echo '128 quick'",
              "switch printed 'quick' where a number was expected"),
-            ("switch", "echo 'saved B  ns/switch'",
-             "switch: not 1 rows of two numbers: 'saved B  ns/switch'")):
+            ("switch", "echo hdr; echo 'nan 13'",
+             "switch printed 'nan' where a number was expected"),
+            ("switch", "echo 'saved B  ns/switch'; echo '128 13 x'",
+             "switch: 1 row of two numbers expected below its header, got "
+             "'saved B  ns/switch | 128 13 x'"),
+            ("ring", PERF_FAKES["ring"].replace("150.0", "1.2.3"),
+             "ring printed '1.2.3' where a number was expected")):
         fake_bin(tmp, name, body)
         p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2")
         check(p.returncode == 1 and "Traceback" not in p.stderr and
               "a usched benchmark failed: %s\n" % why in p.stderr,
-              "a usched %s that runs `%s`: exit 1, and why" % (name, body),
-              p.stderr)
+              f"{why}: perf.py exits 1 and says so", p.stderr)
         fake_bin(tmp, name, PERF_FAKES[name])
-    fake_bin(tmp, "ring-cpp", "echo soon")
-    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
-                 "--no-callgrind")
-    check(p.returncode == 0 and "failed: ring-cpp printed 'soon' where a "
-          "number was expected" in p.stdout,
-          "a peer that prints no number is reported in its column, and the "
-          "run goes on", p.stdout + p.stderr)
+    for body in ("soon", "0"):
+        fake_bin(tmp, "ring-cpp", "echo " + body)
+        p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                     "--no-callgrind")
+        check(p.returncode == 0 and f"failed: ring-cpp printed '{body}' "
+              "where a time was expected" in p.stdout,
+              f"a peer that prints '{body}', no time, is reported in its "
+              "column, and the run goes on", p.stdout + p.stderr)
     p = run_perf(env, "--bin", os.path.join(tmp, "nowhere"))
     check(p.returncode == 1 and "not built: " +
           os.path.join(tmp, "nowhere", "switch") in p.stderr,
