@@ -71,7 +71,7 @@ $(patsubst tests/%.c,$(OBJ)/tests/%.o,$(wildcard tests/*.c)): \
 	tests/tap.h tests/tsched.h tests/tmalloc.h
 
 # The static library holds two objects, the dispatcher and the schedulers
-# (which call each other only through the API), whose global symbols are
+# (which use the dispatcher only through its API), whose global symbols are
 # the API's alone: the library's own (hidden) symbols are made local, so
 # that they cannot clash with a program's. A program that uses only the
 # dispatcher links only the first. Objects built with -flto hold compiler

@@ -250,7 +250,8 @@ static void print_details(double secs)
 	}
 	/* of one CPU's time: P processors share at most all CPUs */
 	fprintf(stderr, "switches: %lu (%.1f ns each)\n", sum.ss_switches,
-		secs * 1e9 * (a->ra_p < (uint64_t)cpus ? a->ra_p : (uint64_t)cpus) /
+		secs * 1e9 *
+		(a->ra_p < (uint64_t)cpus ? a->ra_p : (uint64_t)cpus) /
 		(sum.ss_switches ? sum.ss_switches : 1));
 	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread\n",
 		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->ra_threads);

@@ -147,8 +147,9 @@ def short_number(x):
 
 
 def plain_ticks(ax, points, linear):
-    """Ticks at the thread counts measured, and numbers without powers of
-    ten: matplotlib's own label a narrow range as 8x10^0, 9x10^0, 10^1."""
+    """Ticks at the thread counts that have a successful point, and numbers
+    without powers of ten: matplotlib's own label a narrow range as 8x10^0,
+    9x10^0, 10^1."""
     from matplotlib import ticker
     xs = sorted({p["threads"] for p in points if throughput(p)})
     ax.xaxis.set_major_locator(ticker.FixedLocator(xs))

@@ -27,8 +27,8 @@ static int lines(const char *s)
 }
 
 static const struct ring_args cfg = {
-	.ra_n = 4, .ra_r = 8, .ra_m = 100, .ra_d = 64, .ra_p = 1, .ra_threads = 32,
-	.ra_msgs = 3200
+	.ra_n = 4, .ra_r = 8, .ra_m = 100, .ra_d = 64, .ra_p = 1,
+	.ra_threads = 32, .ra_msgs = 3200
 };
 
 /* Members below r_bad are short of r_short tokens, or of their pad. */

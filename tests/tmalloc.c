@@ -21,7 +21,8 @@ static __thread int in_pthread_create;
 void tmalloc_require_ours(void)
 {
 	if (!tmalloc_ours()) {
-		puts("1..0 # SKIP another malloc than this program's is called");
+		puts("1..0 # SKIP another malloc than this program's is "
+		     "called");
 		exit(0);
 	}
 }

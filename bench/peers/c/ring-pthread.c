@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 	check_memory(PROG, (double)cfg.ra_threads * (cfg.ra_d + 32 * 1024));
 	check_thread_limits(cfg.ra_threads);
 
-	/* cfg.ra_threads <= RING_MAX_THREADS, so these sizes cannot overflow. */
+	/* ra_threads <= RING_MAX_THREADS: these sizes cannot overflow. */
 	members = aligned_alloc(64, cfg.ra_threads * sizeof(*members));
 	tids = malloc(cfg.ra_threads * sizeof(*tids));
 	if (members == NULL || tids == NULL) {
@@ -194,9 +194,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg.ra_threads; i++) {
 		err = pthread_create(&tids[i], &attr, member_main, &members[i]);
 		if (err != 0) {
-			fprintf(stderr, PROG ": cannot create thread %llu of %llu: %s\n",
-				(unsigned long long)i + 1,
-				(unsigned long long)cfg.ra_threads, strerror(err));
+			fprintf(stderr, PROG ": cannot create thread %llu "
+				"of %llu: %s\n", (unsigned long long)i + 1,
+				(unsigned long long)cfg.ra_threads,
+				strerror(err));
 			exit(1);	/* the threads already running die with us */
 		}
 	}

@@ -128,7 +128,8 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 [[gnu::noinline]] void ring_member(scheduler &s, const ring_args &cfg,
 				   std::uint64_t pos, member &me, member &right)
 {
-	auto *pad = static_cast<unsigned char *>(alloca(cfg.ra_d > 0 ? cfg.ra_d : 1));
+	auto *pad = static_cast<unsigned char *>(
+		alloca(cfg.ra_d > 0 ? cfg.ra_d : 1));
 
 	pad_fill(pad, cfg.ra_d);
 	ring_loop(s, cfg, pos, me, right);
@@ -140,8 +141,9 @@ int run(const ring_args &cfg)
 {
 	std::vector<member> members(cfg.ra_threads);
 	scheduler s(cfg.ra_threads);
-	// cfg.ra_d <= RING_MAX_D: no overflow; round up to whole pages.
-	ctx::fixedsize_stack stack((base_stack + cfg.ra_d + 4095) / 4096 * 4096);
+	// ra_d <= RING_MAX_D: no overflow; round up to whole pages.
+	ctx::fixedsize_stack stack((base_stack + cfg.ra_d + 4095) / 4096 *
+				   4096);
 
 	bool ok = peers::ring_run(prog, cfg, members, s,
 		[&s, &cfg, &stack](std::uint64_t, std::uint64_t pos, member &me, member &right) {

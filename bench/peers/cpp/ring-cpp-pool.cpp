@@ -260,7 +260,8 @@ int run(const ring_args &cfg)
 	bool ok = peers::ring_run(prog, cfg, members, p,
 		[&p, &cfg](std::uint64_t i, std::uint64_t pos, member &me, member &right) {
 			// Whole cycles start on one worker: their sends stay local.
-			p.spawn(peers::ring_member(p, cfg, pos, me, right).handle, i / cfg.ra_n);
+			p.spawn(peers::ring_member(p, cfg, pos, me, right).handle,
+				i / cfg.ra_n);
 		});
 	return ok ? 0 : 1;
 }

@@ -68,7 +68,8 @@ bool ring_run(const char *prog, const ring_args &cfg, std::vector<Member> &membe
 	for (std::uint64_t i = 0; i < cfg.ra_threads; i++) {
 		std::uint64_t pos = i % cfg.ra_n;
 
-		start(i, pos, members[i], members[i - pos + (pos + 1) % cfg.ra_n]);
+		start(i, pos, members[i],
+		      members[i - pos + (pos + 1) % cfg.ra_n]);
 	}
 	sched.run();
 	double elapsed = bench_seconds() - t0;
@@ -98,7 +99,8 @@ int ring_main(int argc, char **argv, const ring_peer &peer, Run run)
 	ring_args cfg;
 
 	ring_args_parse(&cfg, argc, argv, peer.flags);
-	check_memory(peer.prog, cfg.ra_threads * (peer.member_bytes + cfg.ra_d));
+	check_memory(peer.prog,
+		     cfg.ra_threads * (peer.member_bytes + cfg.ra_d));
 	try {
 		return run(cfg);
 	} catch (const std::exception &e) {
