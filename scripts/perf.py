@@ -70,9 +70,14 @@ def program(name):
     return path
 
 
+def command(args):
+    """BIN/args[0] with args[1:], as strings."""
+    return [program(args[0])] + [str(a) for a in args[1:]]
+
+
 def run(args):
     """Runs BIN/args[0] with args[1:]; returns (stdout, stderr)."""
-    return execute([program(args[0])] + list(args[1:]))
+    return execute(command(args))
 
 
 def number(text, name, what="a number", above=-math.inf):
@@ -298,7 +303,7 @@ def at_once(cmds, cpus):
     try:
         for c, cpu in zip(cmds, cpus):
             procs.append(subprocess.Popen(
-                [program(c[0])] + [str(a) for a in c[1:]], text=True,
+                command(c), text=True,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 preexec_fn=lambda cpu=cpu: os.sched_setaffinity(0, {cpu})))
         for p in procs:
