@@ -1393,6 +1393,38 @@ static void test_million(void)
 	free(t);
 }
 
+/*
+ * The most processors init takes, a thread on each, all woken from main.
+ * 4096 native threads: not under sanitizers, valgrind or qemu, which
+ * scale test_threads down and run far fewer.
+ */
+static void test_most_procs(void)
+{
+	enum { MOST = 4096 };
+	static void *t[MOST];
+	struct sched_stats st = { 0 };
+	long failed = 0;
+
+	if (test_threads(1000000) < 1000000) {
+		diag("%s: %d processors not tried here", ops->so_name, MOST);
+		return;
+	}
+	require(ops->so_init(MOST, MOST) == 0);
+	million_woken = 0;
+	for (int i = 0; i < MOST; i++)
+		t[i] = ops->so_spawn(sleeper, NULL, i);
+	require(ops->so_start() == 0);
+	for (int i = 0; i < MOST; i++)
+		failed += t[i] == NULL || ops->so_wake(t[i]) != 0;
+	require(ops->so_fini() == 0);
+	ok(failed == 0 && million_woken == MOST &&
+	   ops->so_stats(MOST - 1, &st) == 0 && st.ss_switches > 0 &&
+	   ops->so_stats(MOST, &st) == -EINVAL,
+	   "%s: %d processors, a thread on each woken from outside: %ld "
+	   "woke, %ld failed, processor %d ran", ops->so_name, MOST,
+	   million_woken, failed, MOST - 1);
+}
+
 static void *names_of(void *arg)
 {
 	return strcmp(sched_names(), arg) == 0 ? arg : NULL;
@@ -1461,6 +1493,7 @@ int main(void)
 		test_piled_wakes_reuse();
 		test_sparse_memory();
 		test_million();
+		test_most_procs();
 	}
 	return tap_done();
 }
