@@ -61,8 +61,10 @@ $(OBJ)/%.o: %.c $(LIB_HDRS)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # A resumed thread returns where no shadow stack (Intel CET) expects it:
-# usched.o must never claim to support one, whatever CFLAGS ask.
-CET_OFF := $(if $(findstring x86_64,$(shell $(CC) -dumpmachine 2>/dev/null)),\
+# usched.o must never claim to support one, whatever CFLAGS ask. The target
+# is asked with CFLAGS: they may name another (clang --target).
+CET_OFF := $(if $(findstring x86_64,$(shell $(CC) $(CFLAGS) -dumpmachine \
+		2>/dev/null)),\
 		-fcf-protection=branch)
 $(OBJ)/usched.o: ALL_CFLAGS += $(CET_OFF)
 
