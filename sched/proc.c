@@ -352,7 +352,15 @@ void proc_idle(struct proc *p, int (*has_work)(struct proc *))
 			return;
 		cpu_relax();
 	}
-	__atomic_store_n(&p->p_asleep, 1, __ATOMIC_SEQ_CST);
+	/*
+	 * Said before looking for work, which a waker gives before looking at
+	 * p_asleep (proc_kick): one of the two sees the other. The fence, not
+	 * a seq_cst store, keeps the store before the loads: qemu-user lets
+	 * aarch64's ldar pass an earlier stlr, and a processor slept through
+	 * its only wake.
+	 */
+	__atomic_store_n(&p->p_asleep, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!has_work(p) && !procs_over(p->p_procs)) {
 		stat_add(&p->p_stats.ss_sleeps, 1);
 		while (__atomic_load_n(&p->p_asleep, __ATOMIC_SEQ_CST))

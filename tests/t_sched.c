@@ -1188,6 +1188,20 @@ static void test_spawn_elsewhere_reuse(void)
 }
 
 /*
+ * One thread at a time spawned from a native thread onto a processor that
+ * ran out of work, which is then about to sleep: a kick it misses leaves
+ * the thread in the inbox of a sleeping processor, a hang. ll's processors
+ * look for work without a lock, which would order their sleep's announcing
+ * store before the look. Under qemu-user, where aarch64's ldar may pass
+ * an earlier stlr, this hung about 7 times in 10 with only those two.
+ */
+static void test_spawn_onto_sleeper(void)
+{
+	if (ops == &ll_ops)
+		run_waves(0, 1, test_threads(200000));
+}
+
+/*
  * Wakes from a native thread that pile up before their thread runs (ll:
  * while it is in its processor's inbox) hold its struct only until they
  * are applied: a second round of as many spawns reuses the structs of the
@@ -1490,6 +1504,7 @@ int main(void)
 		test_fini_concurrent();
 		test_start_concurrent();
 		test_spawn_elsewhere_reuse();
+		test_spawn_onto_sleeper();
 		test_piled_wakes_reuse();
 		test_sparse_memory();
 		test_million();
