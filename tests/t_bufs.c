@@ -16,7 +16,6 @@
 #include "tmalloc.h"
 #include "../sched/proc.h"
 
-
 enum {
 	STEP     = 8,		/* bytes more stack for each thread */
 	LOW      = (BUF_CLASSES - 1) * BUF_CLASS_SIZE - 512,

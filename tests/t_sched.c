@@ -1190,10 +1190,11 @@ static void test_spawn_elsewhere_reuse(void)
 /*
  * One thread at a time spawned from a native thread onto a processor that
  * ran out of work, which is then about to sleep: a kick it misses leaves
- * the thread in the inbox of a sleeping processor, a hang. ll's processors
- * look for work without a lock, which would order their sleep's announcing
- * store before the look. Under qemu-user, where aarch64's ldar may pass
- * an earlier stlr, this hung about 7 times in 10 with only those two.
+ * the thread in the inbox of a sleeping processor, a hang. Only ll: its
+ * processors look for work without a lock, which would order the store
+ * announcing the sleep before the look. Under qemu-user, where aarch64's
+ * ldar may pass an earlier stlr, 3 runs of t_sched in 4 hung here without
+ * proc_idle's fence.
  */
 static void test_spawn_onto_sleeper(void)
 {

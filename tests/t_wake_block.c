@@ -14,7 +14,6 @@
 #include "tmalloc.h"
 #include "../sched/sched.h"
 
-
 enum { CHUNK = 1 << 20 };	/* an arena chunk: sched/proc.c */
 
 static const struct sched_ops *ops;
