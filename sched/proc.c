@@ -1,6 +1,7 @@
 /*
  * Processors, shared by the schedulers: native threads pinned to CPUs,
- * futex sleep and wake-up, pools and counters.
+ * futex sleep and wake-up, counters and termination. Their pools of
+ * thread structs and stack buffers are in pool.c.
  */
 #define _GNU_SOURCE
 #include "proc.h"
@@ -8,16 +9,13 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 enum {
 	SPIN_ROUNDS = 200,		/* polls before sleeping */
-	CHUNK_SIZE  = 1 << 20,		/* arenas grow by this much */
 	/* A processor's native stack holds its running thread's: at least
 	 * what a thread may block with, and as much again for the frames
 	 * that do the switch, signal handlers and deeper calls. */
@@ -72,200 +70,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/*
- * A new chunk, on the list fini frees. An arena that filled a chunk will
- * likely fill the next: its pages are then faulted in with one call rather
- * than one page fault each (a hint; kernels before 5.14 refuse it). An
- * arena's first chunk is left alone: with many processors, a few threads
- * on each would otherwise pay a whole chunk each.
- */
-static void **chunk_new(struct procs *ps, int populate)
-{
-	void **c = malloc(CHUNK_SIZE);
-
-	if (c == NULL)
-		return NULL;
-#ifdef MADV_POPULATE_WRITE
-	if (populate) {
-		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-		uintptr_t from = ((uintptr_t)c + page - 1) & ~(page - 1);
-		uintptr_t to = ((uintptr_t)c + CHUNK_SIZE) & ~(page - 1);
-
-		madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-	}
-#endif
-	*c = __atomic_load_n(&ps->ps_chunks, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&ps->ps_chunks, c, c, 1,
-					    __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
-	return c;
-}
-
-/*
- * Arenas: thread structs and small stack buffers are carved one after the
- * other from chunks that live until fini, with no per-object header, and
- * are reused through free lists, never returned before fini. So the memory
- * a thread struct was in never becomes anything else: a wake of a finished
- * thread finds ST_DONE, not freed memory.
- */
-static void *arena_carve(struct procs *ps, struct arena *a, size_t size)
-{
-	void *mem;
-
-	size = (size + 15) & ~(size_t)15;	/* buffers are 16-aligned */
-	if (a->a_left < size) {
-		void **c = chunk_new(ps, a->a_next != NULL);
-
-		if (c == NULL)
-			return NULL;
-		a->a_next = (char *)(c + 2);	/* keep 16-byte alignment */
-		a->a_left = CHUNK_SIZE - 2 * sizeof(void *);
-	}
-	mem = a->a_next;
-	a->a_next += size;
-	a->a_left -= size;
-	return mem;
-}
-
-/*
- * Stack buffers: the dispatcher keeps a thread's buffer while it lives and
- * sizes it (nearly) exactly, so buffers up to 4 KiB come from the arena in
- * 16-byte classes, each with a free list for the next threads of this
- * processor, the only native thread that touches them. Bigger ones are
- * malloc's.
- */
-static int buf_class(int size)
-{
-	return (size + BUF_CLASS_SIZE - 1) / BUF_CLASS_SIZE;
-}
-
-static void *proc_buf_alloc(struct usched *s, int size)
-{
-	struct proc *p = (struct proc *)s;
-	int c = buf_class(size);
-	void *buf;
-
-	if (c >= BUF_CLASSES)
-		return malloc(size);
-	buf = p->p_bufs[c];
-	if (buf != NULL) {
-		p->p_bufs[c] = *(void **)buf;
-		return buf;
-	}
-	return arena_carve(p->p_procs, &p->p_arena, c * BUF_CLASS_SIZE);
-}
-
-static void proc_buf_free(struct usched *s, void *buf, int size)
-{
-	struct proc *p = (struct proc *)s;
-	int c = buf_class(size);
-
-	if (c >= BUF_CLASSES) {
-		free(buf);
-		return;
-	}
-	*(void **)buf = p->p_bufs[c];
-	p->p_bufs[c] = buf;
-}
-
-/* Claims finished t for a new thread if no wake holds it: THREAD_NEW. */
-static int thread_claim(struct sched_thread *t)
-{
-	int none = 0;
-
-	return __atomic_compare_exchange_n(&t->t_holds, &none, THREAD_NEW, 0,
-					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-}
-
-static struct sched_thread *thread_carve(struct procs *ps, struct arena *a)
-{
-	struct sched_thread *t = arena_carve(ps, a, ps->ps_thread_size);
-
-	if (t != NULL) {	/* a reused one keeps its scheduler's fields */
-		memset(t, 0, ps->ps_thread_size);
-		t->t_holds = THREAD_NEW;
-	}
-	return t;
-}
-
-/*
- * p_spare: a stack pushed on by p, and by a spawner giving back held
- * structs; popped from under ps_lock, by one spawner at a time, so a
- * popped head cannot have come back meanwhile (ABA).
- */
-static void spare_push(struct proc *p, struct sched_thread *t)
-{
-	t->t_next = __atomic_load_n(&p->p_spare, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&p->p_spare, &t->t_next, t, 1,
-					    __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
-}
-
-static struct sched_thread *spare_pop(struct proc *p)
-{
-	struct sched_thread *t = __atomic_load_n(&p->p_spare,
-						 __ATOMIC_ACQUIRE);
-
-	while (t != NULL &&
-	       !__atomic_compare_exchange_n(&p->p_spare, &t, t->t_next, 1,
-					    __ATOMIC_ACQUIRE,
-					    __ATOMIC_ACQUIRE))
-		;
-	return t;
-}
-
-/* A spare struct no wake holds; the held ones go back, for later. */
-static struct sched_thread *spare_claim(struct proc *p)
-{
-	struct sched_thread *t, *held = NULL, *next;
-
-	while ((t = spare_pop(p)) != NULL && !thread_claim(t)) {
-		t->t_next = held;
-		held = t;
-	}
-	for (; held != NULL; held = next) {
-		next = held->t_next;
-		spare_push(p, held);
-	}
-	return t;
-}
-
-/*
- * Structs are reused only for threads of the processor they last served:
- * a late wake of the struct's last thread then still goes to the
- * processor it names. p's own spawns take p_free. A spawn from elsewhere
- * takes a struct p gave back to p_spare, or a new one (apart from p's
- * own, no false sharing), and p owes one back from the next thread that
- * ends, so such spawns do not grow memory without bound.
- */
-static struct sched_thread *thread_mem(struct proc *p)
-{
-	struct procs *ps = p->p_procs;
-	struct sched_thread *t;
-
-	if (proc_here(ps->ps_slot) == p) {
-		struct sched_thread **prev = &p->p_free;
-
-		for (t = *prev; t != NULL; prev = &t->t_next, t = *prev) {
-			if (thread_claim(t)) {
-				*prev = t->t_next;
-				return t;
-			}
-		}
-		return thread_carve(ps, &p->p_arena);
-	}
-	pthread_mutex_lock(&ps->ps_lock);
-	t = spare_claim(p);
-	if (t == NULL)
-		t = thread_carve(ps, &p->p_foreign);
-	if (t != NULL)
-		__atomic_fetch_add(&p->p_owed, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ps->ps_lock);
-	return t;
-}
-
 /* Counts a new thread, unless the processors are stopping for want of any. */
 static int procs_enter(struct procs *ps)
 {
@@ -305,7 +109,7 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 		errno = EINVAL;
 		return NULL;
 	}
-	t = thread_mem(p);
+	t = pool_thread_get(p);
 	if (t == NULL) {
 		procs_leave(p->p_procs);
 		errno = ENOMEM;
@@ -318,10 +122,7 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 	return t;
 }
 
-/*
- * The s_done call-back: t's struct goes on p's free list, or to p_spare
- * if p owes one.
- */
+/* The s_done call-back: t's struct goes back to p's pool. */
 static void proc_done(struct usched *s, struct ustack *u)
 {
 	struct proc *p = (struct proc *)s;
@@ -329,14 +130,7 @@ static void proc_done(struct usched *s, struct ustack *u)
 
 	/* seq_cst: a remote waker that holds t sees it, or t is held */
 	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_SEQ_CST);
-	if (__builtin_expect(__atomic_load_n(&p->p_owed, __ATOMIC_RELAXED) >
-			     0, 0)) {
-		__atomic_fetch_sub(&p->p_owed, 1, __ATOMIC_RELAXED);
-		spare_push(p, t);
-	} else {
-		t->t_next = p->p_free;
-		p->p_free = t;
-	}
+	pool_thread_put(p, t);
 	procs_leave(p->p_procs);
 }
 
@@ -400,8 +194,8 @@ int procs_init(struct procs *ps, int slot, int nr, size_t size,
 		p->p_procs = ps;
 		p->p_idx = i;
 		p->p_sched.s_next = next;
-		p->p_sched.s_alloc = proc_buf_alloc;
-		p->p_sched.s_free = proc_buf_free;
+		p->p_sched.s_alloc = pool_buf_alloc;
+		p->p_sched.s_free = pool_buf_free;
 		p->p_sched.s_done = proc_done;
 	}
 	return 0;
@@ -529,19 +323,14 @@ static void procs_stop(struct procs *ps)
 		pthread_join(proc_nth(ps, i)->p_thread, NULL);
 }
 
-/* Frees the arenas' chunks, once the wakes from elsewhere are done. */
-static void procs_free_chunks(struct procs *ps)
+/* Frees the pools, once the wakes from elsewhere are done. */
+static void procs_free_pools(struct procs *ps)
 {
-	void *c;
-
 	__atomic_fetch_or(&ps->ps_wakers, WAKERS_CLOSED, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&ps->ps_wakers, __ATOMIC_ACQUIRE) !=
 	       WAKERS_CLOSED)	/* no new one can come */
 		sched_yield();
-	while ((c = ps->ps_chunks) != NULL) {
-		ps->ps_chunks = *(void **)c;
-		free(c);
-	}
+	pool_free(ps);
 }
 
 int procs_fini(struct procs *ps)
@@ -564,7 +353,7 @@ int procs_fini(struct procs *ps)
 	if (rc != 0)
 		return rc;
 	procs_stop(ps);
-	procs_free_chunks(ps);
+	procs_free_pools(ps);
 	pthread_mutex_destroy(&ps->ps_lock);
 	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */

@@ -261,6 +261,17 @@ struct proc *procs_pick(struct procs *ps, unsigned long n);
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);
 
+/*
+ * Pools (pool.c): a processor's stack buffers, its s_alloc and s_free; a
+ * thread struct for p, THREAD_NEW (NULL if no memory); one taken back
+ * when its thread finished; and every chunk freed, at fini.
+ */
+void *pool_buf_alloc(struct usched *s, int size);
+void  pool_buf_free(struct usched *s, void *buf, int size);
+struct sched_thread *pool_thread_get(struct proc *p);
+void  pool_thread_put(struct proc *p, struct sched_thread *t);
+void  pool_free(struct procs *ps);
+
 static inline void sched_enqueue(struct sched_queue *q,
 				 struct sched_thread *t)
 {

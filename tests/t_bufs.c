@@ -2,7 +2,7 @@
  * Stack buffers on both sides of the size classes' end: every one a
  * finished thread gives back is kept for reuse or freed, none is lost.
  * Processors keep buffers up to the last class in free lists and hand
- * bigger ones to malloc and free (sched/proc.c); a buffer one class too
+ * bigger ones to malloc and free (sched/pool.c); a buffer one class too
  * big taken for a small one would be lost, and written past the lists.
  *
  * Threads block with stacks a little deeper each, from well below the

@@ -506,7 +506,7 @@ static void test_wake_among_busy(void)
  * it served, which ended with a wake banked: the new thread's wait
  * blocks until the thread queued after it wakes it. The first thread the
  * parent spawns settles the struct owed for the parent's own spawn from
- * the native thread (sched/proc.c), so the second one's goes to the
+ * the native thread (sched/pool.c), so the second one's goes to the
  * processor's free list, for the next spawn there.
  */
 static void *fresh_old, *fresh_new;

@@ -14,7 +14,7 @@
 #include "tmalloc.h"
 #include "../sched/sched.h"
 
-enum { CHUNK = 1 << 20 };	/* an arena chunk: sched/proc.c */
+enum { CHUNK = 1 << 20 };	/* an arena chunk: sched/pool.c */
 
 static const struct sched_ops *ops;
 static void *volatile armed;	/* the thread to wake in malloc */
