@@ -1,9 +1,11 @@
 /*
- * Pools, shared by the schedulers: each processor's thread structs and
- * stack buffers, and the chunks they come from.
+ * Pools, shared by the schedulers: each processor's thread structs, from
+ * a new thread to its end, and its stack buffers, and the chunks they come
+ * from.
  */
 #include "proc.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,7 +182,7 @@ static struct sched_thread *spare_claim(struct proc *p)
  * own, no false sharing), and p owes one back from the next thread that
  * ends, so such spawns do not grow memory without bound.
  */
-struct sched_thread *pool_thread_get(struct proc *p)
+static struct sched_thread *thread_mem(struct proc *p)
 {
 	struct procs *ps = p->p_procs;
 	struct sched_thread *t;
@@ -206,8 +208,8 @@ struct sched_thread *pool_thread_get(struct proc *p)
 	return t;
 }
 
-/* Takes back t, finished: to p_spare if p owes one, else to p_free. */
-void pool_thread_put(struct proc *p, struct sched_thread *t)
+/* Keeps t, finished, for reuse: in p_spare if p owes one, else p_free. */
+static void thread_reuse(struct proc *p, struct sched_thread *t)
 {
 	if (__builtin_expect(__atomic_load_n(&p->p_owed, __ATOMIC_RELAXED) >
 			     0, 0)) {
@@ -217,6 +219,40 @@ void pool_thread_put(struct proc *p, struct sched_thread *t)
 		t->t_next = p->p_free;
 		p->p_free = t;
 	}
+}
+
+struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
+				     void *arg)
+{
+	struct sched_thread *t;
+
+	if (f == NULL || !procs_enter(p->p_procs)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = thread_mem(p);
+	if (t == NULL) {
+		procs_leave(p->p_procs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ustack_init(&t->t_u, &p->p_sched, f, arg, NULL, 0);
+	t->t_next = NULL;
+	t->t_permits = 0;
+	thread_set_state(t, ST_DONE);	/* to wakes from p: not yet there */
+	return t;
+}
+
+/* The s_done call-back: t's struct goes back to p's pool. */
+void proc_thread_done(struct usched *s, struct ustack *u)
+{
+	struct proc *p = (struct proc *)s;
+	struct sched_thread *t = (struct sched_thread *)u;
+
+	/* seq_cst: a remote waker that holds t sees it, or t is held */
+	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_SEQ_CST);
+	thread_reuse(p, t);
+	procs_leave(p->p_procs);
 }
 
 void pool_free(struct procs *ps)

@@ -70,25 +70,10 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Counts a new thread, unless the processors are stopping for want of any. */
-static int procs_enter(struct procs *ps)
-{
-	return count_enter(&ps->ps_live, LIVE_ONE, ~0L, LIVE_EXITING);
-}
-
-/* Wakes the processors that sleep, to see that they are to stop. */
-static void procs_kick_all(struct procs *ps)
+void procs_kick_all(struct procs *ps)
 {
 	for (int i = 0; i < ps->ps_nr; i++)
 		proc_kick(proc_nth(ps, i));
-}
-
-/* Counts a thread out; the last one out after fini stops the processors. */
-static void procs_leave(struct procs *ps)
-{
-	if (__atomic_sub_fetch(&ps->ps_live, LIVE_ONE, __ATOMIC_SEQ_CST) ==
-	    LIVE_EXITING)
-		procs_kick_all(ps);
 }
 
 struct proc *procs_pick(struct procs *ps, unsigned long n)
@@ -98,40 +83,6 @@ struct proc *procs_pick(struct procs *ps, unsigned long n)
 		return NULL;
 	}
 	return proc_nth(ps, n % ps->ps_nr);
-}
-
-struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
-				     void *arg)
-{
-	struct sched_thread *t;
-
-	if (f == NULL || !procs_enter(p->p_procs)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	t = pool_thread_get(p);
-	if (t == NULL) {
-		procs_leave(p->p_procs);
-		errno = ENOMEM;
-		return NULL;
-	}
-	ustack_init(&t->t_u, &p->p_sched, f, arg, NULL, 0);
-	t->t_next = NULL;
-	t->t_permits = 0;
-	thread_set_state(t, ST_DONE);	/* to wakes from p: not yet there */
-	return t;
-}
-
-/* The s_done call-back: t's struct goes back to p's pool. */
-static void proc_done(struct usched *s, struct ustack *u)
-{
-	struct proc *p = (struct proc *)s;
-	struct sched_thread *t = (struct sched_thread *)u;
-
-	/* seq_cst: a remote waker that holds t sees it, or t is held */
-	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_SEQ_CST);
-	pool_thread_put(p, t);
-	procs_leave(p->p_procs);
 }
 
 int procs_over(struct procs *ps)
@@ -196,7 +147,7 @@ int procs_init(struct procs *ps, int slot, int nr, size_t size,
 		p->p_sched.s_next = next;
 		p->p_sched.s_alloc = pool_buf_alloc;
 		p->p_sched.s_free = pool_buf_free;
-		p->p_sched.s_done = proc_done;
+		p->p_sched.s_done = proc_thread_done;
 	}
 	return 0;
 }

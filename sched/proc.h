@@ -112,6 +112,23 @@ static inline int count_enter(long *count, long step, long mask, long shut)
 	return 1;
 }
 
+/* Wakes the processors that sleep, to see that they are to stop. */
+void procs_kick_all(struct procs *ps);
+
+/* Counts a new thread, unless the processors are stopping for want of any. */
+static inline int procs_enter(struct procs *ps)
+{
+	return count_enter(&ps->ps_live, LIVE_ONE, ~0L, LIVE_EXITING);
+}
+
+/* Counts a thread out; the last one out after fini stops the processors. */
+static inline void procs_leave(struct procs *ps)
+{
+	if (__atomic_sub_fetch(&ps->ps_live, LIVE_ONE, __ATOMIC_SEQ_CST) ==
+	    LIVE_EXITING)
+		procs_kick_all(ps);
+}
+
 /*
  * A wake from a native thread that is not one of the processors may
  * overlap fini, which frees the thread structs once it has joined the
@@ -171,9 +188,9 @@ static inline void thread_set_state(struct sched_thread *t, int state)
  * A finished thread's struct is reused by a later thread of its processor,
  * but not while a wake from another native thread may still reach it: such
  * a wake holds the struct from before it checks that the thread is alive
- * (seq_cst, against proc_done's) until it is done with it. While a struct
- * is set up, t_holds is negative (THREAD_NEW): a wake through a stale
- * handle then lets go and finds it finished.
+ * (seq_cst, against proc_thread_done's) until it is done with it. While a
+ * struct is set up, t_holds is negative (THREAD_NEW): a wake through a
+ * stale handle then lets go and finds it finished.
  */
 enum { THREAD_NEW = -(1 << 30) };
 
@@ -251,25 +268,22 @@ int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
  * errno EINVAL if the processors are not set up.
  */
 struct proc *procs_pick(struct procs *ps, unsigned long n);
+
 /*
- * A thread struct for f(arg) on p, not yet reachable by wakes (ST_DONE,
- * THREAD_NEW): the scheduler sets up what follows the struct
- * sched_thread, queues it and lets wakes in with thread_open, all at
- * once for the processor and for wakers. NULL with errno ENOMEM if no
- * memory, EINVAL if f is NULL or once fini found every thread finished.
+ * Pools (pool.c). proc_thread_new: a thread struct for f(arg) on p, not
+ * yet reachable by wakes (ST_DONE, THREAD_NEW): the scheduler sets up what
+ * follows the struct sched_thread, queues it and lets wakes in with
+ * thread_open, all at once for the processor and for wakers. NULL with
+ * errno ENOMEM if no memory, EINVAL if f is NULL or once fini found every
+ * thread finished. proc_thread_done, a processor's s_done, keeps the
+ * finished thread's struct for reuse; pool_buf_alloc and pool_buf_free
+ * are its s_alloc and s_free; pool_free frees every chunk, at fini.
  */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);
-
-/*
- * Pools (pool.c): a processor's stack buffers, its s_alloc and s_free; a
- * thread struct for p, THREAD_NEW (NULL if no memory); one taken back
- * when its thread finished; and every chunk freed, at fini.
- */
+void  proc_thread_done(struct usched *s, struct ustack *u);
 void *pool_buf_alloc(struct usched *s, int size);
 void  pool_buf_free(struct usched *s, void *buf, int size);
-struct sched_thread *pool_thread_get(struct proc *p);
-void  pool_thread_put(struct proc *p, struct sched_thread *t);
 void  pool_free(struct procs *ps);
 
 static inline void sched_enqueue(struct sched_queue *q,
