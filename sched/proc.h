@@ -270,20 +270,22 @@ int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
 struct proc *procs_pick(struct procs *ps, unsigned long n);
 
 /*
- * Pools (pool.c). proc_thread_new: a thread struct for f(arg) on p, not
- * yet reachable by wakes (ST_DONE, THREAD_NEW): the scheduler sets up what
- * follows the struct sched_thread, queues it and lets wakes in with
- * thread_open, all at once for the processor and for wakers. NULL with
- * errno ENOMEM if no memory, EINVAL if f is NULL or once fini found every
- * thread finished. proc_thread_done, a processor's s_done, keeps the
- * finished thread's struct for reuse; pool_buf_alloc and pool_buf_free
- * are its s_alloc and s_free; pool_free frees every chunk, at fini.
+ * The pools (pool.c): thread structs and stack buffers.
+ *
+ * A thread struct for f(arg) on p, not yet reachable by wakes (ST_DONE,
+ * THREAD_NEW): the scheduler sets up what follows the struct
+ * sched_thread, queues it and lets wakes in with thread_open, all at
+ * once for the processor and for wakers. NULL with errno ENOMEM if no
+ * memory, EINVAL if f is NULL or once fini found every thread finished.
  */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);
+/* A processor's s_done: keeps the finished thread's struct for reuse. */
 void  proc_thread_done(struct usched *s, struct ustack *u);
+/* A processor's s_alloc and s_free. */
 void *pool_buf_alloc(struct usched *s, int size);
 void  pool_buf_free(struct usched *s, void *buf, int size);
+/* Frees every chunk of every arena: at fini, once nothing can touch them. */
 void  pool_free(struct procs *ps);
 
 static inline void sched_enqueue(struct sched_queue *q,
