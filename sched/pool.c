@@ -182,12 +182,12 @@ static struct sched_thread *spare_claim(struct proc *p)
  * own, no false sharing), and p owes one back from the next thread that
  * ends, so such spawns do not grow memory without bound.
  */
-static struct sched_thread *thread_mem(struct proc *p)
+static struct sched_thread *thread_mem(struct proc *p, int own)
 {
 	struct procs *ps = p->p_procs;
 	struct sched_thread *t;
 
-	if (proc_here(ps->ps_slot) == p) {
+	if (own) {
 		struct sched_thread **prev = &p->p_free;
 
 		for (t = *prev; t != NULL; prev = &t->t_next, t = *prev) {
@@ -224,15 +224,20 @@ static void thread_reuse(struct proc *p, struct sched_thread *t)
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg)
 {
+	int own = proc_here(p->p_procs->ps_slot) == p;
 	struct sched_thread *t;
 
-	if (f == NULL || !procs_enter(p->p_procs)) {
+	if (f == NULL ||
+	    !(own ? procs_own_enter(p) : procs_enter(p->p_procs))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	t = thread_mem(p);
+	t = thread_mem(p, own);
 	if (t == NULL) {
-		procs_leave(p->p_procs);
+		if (own)
+			procs_own_leave(p);
+		else
+			procs_leave(p->p_procs);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -252,7 +257,7 @@ void proc_thread_done(struct usched *s, struct ustack *u)
 	/* seq_cst: a remote waker that holds t sees it, or t is held */
 	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_SEQ_CST);
 	thread_reuse(p, t);
-	procs_leave(p->p_procs);
+	procs_own_leave(p);
 }
 
 void pool_free(struct procs *ps)

@@ -57,6 +57,7 @@ struct proc {
 	struct sched_queue   p_ready;
 	struct sched_stats   p_stats;
 	struct sched_thread *p_free;	/* finished threads, for reuse */
+	long                 p_live;	/* threads counted here: procs_own_enter */
 	struct arena         p_arena;	/* thread structs and small buffers */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
 	/* For threads spawned from elsewhere, on a line apart. */
@@ -88,7 +89,8 @@ struct procs {
 };
 
 /*
- * ps_live counts the threads spawned and not finished, LIVE_ONE each, plus
+ * ps_live counts the threads spawned and not finished, LIVE_ONE each (or
+ * one for all those a processor counts itself, below), plus
  * LIVE_EXITING once fini was called. When only that is left, the
  * processors stop, and spawns (from native threads outside the scheduler)
  * fail: no thread is added once a processor may have seen none.
@@ -127,6 +129,31 @@ static inline void procs_leave(struct procs *ps)
 	if (__atomic_sub_fetch(&ps->ps_live, LIVE_ONE, __ATOMIC_SEQ_CST) ==
 	    LIVE_EXITING)
 		procs_kick_all(ps);
+}
+
+/*
+ * A thread p spawns for itself is counted in p_live, which only p
+ * touches, and ps_live holds one LIVE_ONE for p while p_live is above 0.
+ * A thread that ends on p takes one from p_live while there is any, else
+ * from ps_live (threads are alike to the count): ps_live always counts a
+ * processor that has threads. So a processor spawning and ending threads
+ * of its own touches the shared count only when p_live leaves or reaches
+ * 0, not twice a thread.
+ */
+static inline int procs_own_enter(struct proc *p)
+{
+	if (p->p_live++ > 0 || procs_enter(p->p_procs))
+		return 1;
+	p->p_live--;
+	return 0;
+}
+
+/* On p: counts out a thread of p, however it was counted in. */
+static inline void procs_own_leave(struct proc *p)
+{
+	if (p->p_live > 0 && --p->p_live > 0)
+		return;
+	procs_leave(p->p_procs);
 }
 
 /*

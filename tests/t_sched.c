@@ -947,6 +947,77 @@ static void test_wake_during_fini(void)
 }
 
 /*
+ * Threads that outlive the thread that spawned them, which came from a
+ * native thread: fini waits for them. A processor counts the threads it
+ * spawns for itself apart from those spawned elsewhere, and a thread that
+ * ends takes from either count; here the parent, counted with those from
+ * elsewhere, ends first, and its children wait until a native thread
+ * wakes them while fini runs.
+ */
+enum { ORPHANS = 3 };
+static void *orphan[ORPHANS];
+static long orphans_done;
+
+static void orphan_child(void *arg)
+{
+	__atomic_store_n(&orphan[(long)arg], ops->so_self(), __ATOMIC_RELEASE);
+	if (ops->so_wait() == 0)
+		__atomic_fetch_add(&orphans_done, 1, __ATOMIC_RELAXED);
+}
+
+static void orphan_parent(void *arg)
+{
+	(void)arg;
+	for (long k = 0; k < ORPHANS; k++)
+		if (ops->so_spawn(orphan_child, (void *)k, 0) == NULL)
+			return;
+}
+
+static void *orphan_waker(void *arg)
+{
+	long *failed = arg;
+
+	while (!__atomic_load_n(&fini_entered, __ATOMIC_ACQUIRE))
+		sched_yield();
+	/* One at a time: the processor idles between, and must not stop. */
+	for (long k = 0; k < ORPHANS; k++) {
+		usleep(10000);
+		*failed += ops->so_wake(orphan[k]) != 0;
+	}
+	return NULL;
+}
+
+static void test_orphans_fini(void)
+{
+	long failed = 0, ready;
+	pthread_t w;
+
+	memset(orphan, 0, sizeof orphan);
+	orphans_done = 0;
+	fini_entered = 0;
+	tap_watchdog(60, "%s: fini with orphans hangs", ops->so_name);
+	require(ops->so_init(1, 0) == 0 &&
+		ops->so_spawn(orphan_parent, NULL, 0) != NULL &&
+		ops->so_start() == 0);
+	do {	/* every child is there and waits */
+		sched_yield();
+		ready = 0;
+		for (long k = 0; k < ORPHANS; k++)
+			ready += __atomic_load_n(&orphan[k],
+						 __ATOMIC_ACQUIRE) != NULL;
+	} while (ready < ORPHANS);
+	require(pthread_create(&w, NULL, orphan_waker, &failed) == 0);
+	__atomic_store_n(&fini_entered, 1, __ATOMIC_RELEASE);
+	require(ops->so_fini() == 0);
+	pthread_join(w, NULL);
+	tap_watchdog_off();
+	ok(orphans_done == ORPHANS && failed == 0, "%s: %d threads outlive "
+	   "their parent from a native thread; fini waits until they are "
+	   "woken and end: %ld ended, %ld wakes failed", ops->so_name,
+	   ORPHANS, orphans_done, failed);
+}
+
+/*
  * fini from two native threads at once, while a thread keeps the
  * processors busy for a while: one fini waits and returns 0, the other
  * returns -EINVAL at once (it used to join the processors a second time,
@@ -1502,6 +1573,7 @@ int main(void)
 		test_wake_reuse();
 		test_spawn_during_fini();
 		test_wake_during_fini();
+		test_orphans_fini();
 		test_fini_concurrent();
 		test_start_concurrent();
 		test_spawn_elsewhere_reuse();
