@@ -254,8 +254,10 @@ void proc_thread_done(struct usched *s, struct ustack *u)
 	struct proc *p = (struct proc *)s;
 	struct sched_thread *t = (struct sched_thread *)u;
 
-	/* seq_cst: a remote waker that holds t sees it, or t is held */
-	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_SEQ_CST);
+	/* Release is enough: a remote waker that still saw t alive holds it
+	 * (thread_claim then fails), and what it adds is a permit of a
+	 * finished thread, never a run. */
+	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_RELEASE);
 	thread_reuse(p, t);
 	procs_own_leave(p);
 }
