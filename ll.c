@@ -196,11 +196,10 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	if (proc_here(PROCS_LL) == &l->l_p) {	/* l runs t after this */
 		thread_set_state(&t->l_t, ST_WAITING);
 		ll_wake_local(&l->l_p, &t->l_t, 1);
-		thread_open(&t->l_t, 0);
 	} else {	/* as a remote wake; later ones add to l_remote */
-		thread_set_state(&t->l_t, ST_SPAWNED);
 		t->l_remote = 1;
-		thread_open(&t->l_t, 1);
+		thread_hold(&t->l_t);	/* the inbox's */
+		thread_set_state(&t->l_t, ST_SPAWNED);
 		ll_push(l, t);
 	}
 	return t;

@@ -129,7 +129,6 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 	r = (struct rr_proc *)p;
 	pthread_mutex_lock(&r->r_lock);	/* p takes t after the unlock */
 	rr_ready(r, t);
-	thread_open(t, 0);
 	pthread_mutex_unlock(&r->r_lock);
 	return (struct rr_thread *)t;
 }

@@ -111,12 +111,17 @@ void pool_buf_free(struct usched *s, void *buf, int size)
 	p->p_bufs[c] = buf;
 }
 
-/* Claims finished t for a new thread if no wake holds it: THREAD_NEW. */
+/*
+ * Claims finished t for a new thread if no wake holds it. The value stays
+ * 0, but a wake that holds t later reads it from here: it happens after
+ * the ST_DONE that ended t, so it finds t finished until the scheduler
+ * publishes the new thread's state.
+ */
 static int thread_claim(struct sched_thread *t)
 {
 	int none = 0;
 
-	return __atomic_compare_exchange_n(&t->t_holds, &none, THREAD_NEW, 0,
+	return __atomic_compare_exchange_n(&t->t_holds, &none, 0, 0,
 					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 }
 
@@ -124,10 +129,8 @@ static struct sched_thread *thread_carve(struct procs *ps, struct arena *a)
 {
 	struct sched_thread *t = arena_carve(ps, a, ps->ps_thread_size);
 
-	if (t != NULL) {	/* a reused one keeps its scheduler's fields */
+	if (t != NULL)	/* a reused one keeps its scheduler's fields */
 		memset(t, 0, ps->ps_thread_size);
-		t->t_holds = THREAD_NEW;
-	}
 	return t;
 }
 

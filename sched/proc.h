@@ -215,32 +215,25 @@ static inline void thread_set_state(struct sched_thread *t, int state)
  * A finished thread's struct is reused by a later thread of its processor,
  * but not while a wake from another native thread may still reach it: such
  * a wake holds the struct from before it checks that the thread is alive
- * (seq_cst, against proc_thread_done's) until it is done with it. While a
- * struct is set up, t_holds is negative (THREAD_NEW): a wake through a
- * stale handle then lets go and finds it finished.
+ * until it is done with it, and the reuse claims the struct by a
+ * compare-and-swap on t_holds that fails while it is held. The struct
+ * stays ST_DONE while it is set up, so a wake through a stale handle then
+ * lets go and finds it finished.
  */
-enum { THREAD_NEW = -(1 << 30) };
+static inline void thread_hold(struct sched_thread *t)
+{
+	__atomic_fetch_add(&t->t_holds, 1, __ATOMIC_RELAXED);
+}
 
 static inline void thread_release(struct sched_thread *t)
 {
 	__atomic_fetch_sub(&t->t_holds, 1, __ATOMIC_RELEASE);
 }
 
-/*
- * Lets wakes from other native threads reach new thread t, on which the
- * scheduler put holds of its own. Before, t was ST_DONE and THREAD_NEW
- * (a stale handle's wake found it finished); after, t may run and end as
- * soon as its processor can take it.
- */
-static inline void thread_open(struct sched_thread *t, int holds)
-{
-	__atomic_fetch_sub(&t->t_holds, THREAD_NEW - holds, __ATOMIC_RELEASE);
-}
-
 static inline int thread_hold_alive(struct sched_thread *t)
 {
-	if (__atomic_fetch_add(&t->t_holds, 1, __ATOMIC_SEQ_CST) >= 0 &&
-	    __atomic_load_n(&t->t_state, __ATOMIC_SEQ_CST) != ST_DONE)
+	__atomic_fetch_add(&t->t_holds, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&t->t_state, __ATOMIC_SEQ_CST) != ST_DONE)
 		return 1;
 	thread_release(t);
 	return 0;
@@ -299,11 +292,11 @@ struct proc *procs_pick(struct procs *ps, unsigned long n);
 /*
  * The pools (pool.c): thread structs and stack buffers.
  *
- * A thread struct for f(arg) on p, not yet reachable by wakes (ST_DONE,
- * THREAD_NEW): the scheduler sets up what follows the struct
- * sched_thread, queues it and lets wakes in with thread_open, all at
- * once for the processor and for wakers. NULL with errno ENOMEM if no
- * memory, EINVAL if f is NULL or once fini found every thread finished.
+ * A thread struct for f(arg) on p, not held, and ST_DONE to wakes: the
+ * scheduler sets up what follows the struct sched_thread, then publishes
+ * the new thread's state (a release store), which lets wakes in. NULL with
+ * errno ENOMEM if no memory, EINVAL if f is NULL or once fini found every
+ * thread finished.
  */
 struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 				     void *arg);
