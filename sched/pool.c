@@ -136,7 +136,7 @@ static struct sched_thread *thread_carve(struct procs *ps, struct arena *a)
 
 /*
  * p_spare: a stack pushed on by p, and by a spawner giving back held
- * structs; popped from under ps_lock, by one spawner at a time, so a
+ * structs; popped under p_lock, by one spawner at a time, so a
  * popped head cannot have come back meanwhile (ABA).
  */
 static void spare_push(struct proc *p, struct sched_thread *t)
@@ -201,13 +201,13 @@ static struct sched_thread *thread_mem(struct proc *p, int own)
 		}
 		return thread_carve(ps, &p->p_arena);
 	}
-	pthread_mutex_lock(&ps->ps_lock);
+	pthread_mutex_lock(&p->p_lock);
 	t = spare_claim(p);
 	if (t == NULL)
 		t = thread_carve(ps, &p->p_foreign);
 	if (t != NULL)
 		__atomic_fetch_add(&p->p_owed, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ps->ps_lock);
+	pthread_mutex_unlock(&p->p_lock);
 	return t;
 }
 

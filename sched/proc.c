@@ -138,12 +138,12 @@ int procs_init(struct procs *ps, int slot, int nr, size_t size,
 	if (ps->ps_base == NULL)
 		return -ENOMEM;
 	memset(ps->ps_base, 0, size * nr);
-	pthread_mutex_init(&ps->ps_lock, NULL);
 	for (int i = 0; i < nr; i++) {
 		struct proc *p = proc_nth(ps, i);
 
 		p->p_procs = ps;
 		p->p_idx = i;
+		pthread_mutex_init(&p->p_lock, NULL);
 		p->p_sched.s_next = next;
 		p->p_sched.s_alloc = pool_buf_alloc;
 		p->p_sched.s_free = pool_buf_free;
@@ -282,6 +282,8 @@ static void procs_free_pools(struct procs *ps)
 	       WAKERS_CLOSED)	/* no new one can come */
 		sched_yield();
 	pool_free(ps);
+	for (int i = 0; i < ps->ps_nr; i++)
+		pthread_mutex_destroy(&proc_nth(ps, i)->p_lock);
 }
 
 int procs_fini(struct procs *ps)
@@ -305,7 +307,6 @@ int procs_fini(struct procs *ps)
 		return rc;
 	procs_stop(ps);
 	procs_free_pools(ps);
-	pthread_mutex_destroy(&ps->ps_lock);
 	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */
 	return 0;

@@ -61,8 +61,9 @@ struct proc {
 	struct arena         p_arena;	/* thread structs and small buffers */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
 	/* For threads spawned from elsewhere, on a line apart. */
-	struct arena         p_foreign	/* under ps_lock */
+	pthread_mutex_t      p_lock	/* one such spawner at a time */
 			     __attribute__((aligned(64)));
+	struct arena         p_foreign;	/* under p_lock */
 	struct sched_thread *p_spare;	/* structs given back for them */
 	long                 p_owed;	/* how many are to be (atomic) */
 };
@@ -83,7 +84,6 @@ struct procs {
 	int                 ps_closing;	/* a fini runs or ran (atomic) */
 	int                 ps_starting;	/* a start runs (atomic) */
 	long                ps_live;	/* LIVE_*, atomic */
-	pthread_mutex_t     ps_lock;	/* spawns from elsewhere */
 	long                ps_wakers;	/* WAKERS_*, atomic */
 	void               *ps_chunks;	/* every chunk of every arena */
 };
