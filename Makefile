@@ -8,9 +8,11 @@ OBJCOPY ?= $(shell $(CC) -print-prog-name=objcopy)
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
 # Output directory; `make test` builds each configuration in its own. The
-# default build puts the libraries here and the objects under build/.
+# default build puts the libraries here, and the objects, tests and
+# examples under build/.
 O       ?= .
-OBJ     := $(if $(filter .,$(O)),build,$(O))/obj
+OUT     := $(if $(filter .,$(O)),build,$(O))
+OBJ     := $(OUT)/obj
 
 # -fno-semantic-interposition: the library's functions may inline each
 # other (ll_wake into its function-table entry, ustack_self into
@@ -24,11 +26,12 @@ LIB_HDRS  := usched.h $(wildcard rr.h ll.h sched/*.h)
 PUB_HDRS  := usched.h $(wildcard rr.h ll.h) sched/sched.h
 LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 TEST_SRCS := $(wildcard tests/t_*.c)
-TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(OUT)/tests/%)
 TEST_LIB  := $(OBJ)/tests/tap.o $(OBJ)/tests/tsched.o
 # tmalloc.o replaces malloc: linked only into the tests that need it.
-TMALLOC_TESTS := $(O)/tests/t_faults $(O)/tests/t_wake_block $(O)/tests/t_bufs
-EXAMPLES  := $(patsubst examples/%.c,$(O)/examples/%,$(wildcard examples/*.c))
+TMALLOC_TESTS := $(OUT)/tests/t_faults $(OUT)/tests/t_wake_block \
+		 $(OUT)/tests/t_bufs
+EXAMPLES  := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
 
 # Configurations `make test` runs: name, compiler and flags. ThreadSanitizer
 # (clang's) checks the schedulers when clang is there. `make check-matrix`
@@ -94,7 +97,7 @@ endif
 $(O)/libusched.so: $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libusched.so $^ -o $@ $(LDLIBS)
 
-$(O)/tests/%: $(OBJ)/tests/%.o $(TEST_LIB) $(O)/libusched.a
+$(OUT)/tests/%: $(OBJ)/tests/%.o $(TEST_LIB) $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -107,7 +110,7 @@ $(OBJ)/tests/t_ringcheck.o: bench/peers/ring-check.h bench/args.h
 # The examples include "usched.h", as a program built against an install.
 $(OBJ)/examples/%.o: ALL_CFLAGS += -I.
 
-$(O)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
+$(OUT)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -121,7 +124,7 @@ $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
 		-o $@ $(LDLIBS)
 
 # The public headers compile as C++ (if there is a C++ compiler).
-$(O)/tests/cxx-header.ok: $(PUB_HDRS)
+$(OUT)/tests/cxx-header.ok: $(PUB_HDRS)
 	@mkdir -p $(dir $@)
 	@if command -v $(CXX) >/dev/null 2>&1; then \
 		for h in $(PUB_HDRS); do echo "#include \"$$h\""; done | \
@@ -129,7 +132,7 @@ $(O)/tests/cxx-header.ok: $(PUB_HDRS)
 			-fsyntax-only - && touch $@; \
 	else touch $@; fi
 
-check-build: all $(TEST_BINS) $(EXAMPLES) $(O)/tests/cxx-header.ok
+check-build: all $(TEST_BINS) $(EXAMPLES) $(OUT)/tests/cxx-header.ok
 
 test: bench
 	@set -e; $(foreach c,$(TEST_CONFIGS),$(MAKE) --no-print-directory \
