@@ -162,9 +162,9 @@ static void ll_post(struct ll_proc *l, struct ll_thread *t)
 
 int ll_init(int proc_nr, int thread_nr)
 {
-	(void)thread_nr;
-	return procs_init(&ll_procs, PROCS_LL, proc_nr, sizeof(struct ll_proc),
-			  sizeof(struct ll_thread), ll_next);
+	return procs_init(&ll_procs, PROCS_LL, proc_nr, thread_nr,
+			  sizeof(struct ll_proc), sizeof(struct ll_thread),
+			  ll_next);
 }
 
 int ll_start(void)

@@ -20,7 +20,7 @@ struct ll_thread;
 
 /*
  * 0 or -errno: -EBUSY if set up and not finished (fini first). thread_nr
- * is the number of threads expected (a hint).
+ * is the number of threads expected (a hint; 0 if unknown).
  */
 int  ll_init(int proc_nr, int thread_nr);
 /*

@@ -84,9 +84,9 @@ int rr_init(int proc_nr, int thread_nr)
 {
 	int rc;
 
-	(void)thread_nr;
-	rc = procs_init(&rr_procs, PROCS_RR, proc_nr, sizeof(struct rr_proc),
-			sizeof(struct sched_thread), rr_next);
+	rc = procs_init(&rr_procs, PROCS_RR, proc_nr, thread_nr,
+			sizeof(struct rr_proc), sizeof(struct sched_thread),
+			rr_next);
 	if (rc != 0)
 		return rc;
 	/* Each run places its threads alike, from processor 0. */

@@ -18,7 +18,7 @@ struct rr_thread;
 
 /*
  * 0 or -errno: -EBUSY if set up and not finished (fini first). thread_nr
- * is the number of threads expected (a hint).
+ * is the number of threads expected (a hint; 0 if unknown).
  */
 int  rr_init(int proc_nr, int thread_nr);
 /*

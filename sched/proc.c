@@ -121,10 +121,10 @@ void proc_kick(struct proc *p)
 		futex_wake(&p->p_asleep);
 }
 
-int procs_init(struct procs *ps, int slot, int nr, size_t size,
+int procs_init(struct procs *ps, int slot, int nr, int expected, size_t size,
 	       size_t thread_size, struct ustack *(*next)(struct usched *))
 {
-	if (nr <= 0 || nr > 4096)
+	if (nr <= 0 || nr > 4096 || expected < 0)
 		return -EINVAL;
 	if (ps->ps_base != NULL && !ps->ps_finished)	/* fini first */
 		return -EBUSY;

@@ -270,9 +270,11 @@ static inline struct sched_thread *sched_self(int slot)
 /*
  * Sets up nr processors of scheduler slot, of size bytes each (a struct
  * proc first) with s_next = next, for threads of thread_size bytes (a
- * struct sched_thread first); everything else is zeroed.
+ * struct sched_thread first); everything else is zeroed. expected, the
+ * caller's count of threads to come, is only checked: the pools grow by
+ * chunks as threads come and need no estimate.
  */
-int  procs_init(struct procs *ps, int slot, int nr, size_t size,
+int  procs_init(struct procs *ps, int slot, int nr, int expected, size_t size,
 		size_t thread_size, struct ustack *(*next)(struct usched *));
 /* Starts the processors' native threads. */
 int  procs_start(struct procs *ps);

@@ -20,10 +20,12 @@ struct sched_stats {
 
 struct sched_ops {
 	const char *so_name;
-	/* proc_nr processors (1 to 4096); thread_nr expected threads (a
-	 * sizing hint). -EBUSY if set up and not finished: fini first;
-	 * -EINVAL: a bad proc_nr or USCHED_PIN; -ENOMEM. Not while another
-	 * native thread calls init, start or fini. */
+	/* proc_nr processors (1 to 4096); thread_nr, the threads expected
+	 * (0 if unknown), is a hint that the pools, which grow as threads
+	 * come, do not need. -EBUSY if set up and not finished: fini first;
+	 * -EINVAL: a bad proc_nr, a negative thread_nr or a bad USCHED_PIN;
+	 * -ENOMEM. Not while another native thread calls init, start or
+	 * fini. */
 	int   (*so_init)(int proc_nr, int thread_nr);
 	/* Starts the processors. Threads may be spawned before or after.
 	 * -EPERM from one of its own threads; -EALREADY if started (also by

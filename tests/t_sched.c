@@ -607,6 +607,8 @@ static void test_misc(void)
 
 	ok(ops->so_init(0, 1) == -EINVAL && ops->so_init(4097, 1) == -EINVAL,
 	   "%s: init of 0 or 4097 processors: -EINVAL", ops->so_name);
+	ok(ops->so_init(1, -1) == -EINVAL,
+	   "%s: init expecting -1 threads: -EINVAL", ops->so_name);
 	require(ops->so_init(2, 0) == 0);
 	ok(ops->so_fini() == 0, "%s: fini with nothing spawned returns",
 	   ops->so_name);
