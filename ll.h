@@ -19,8 +19,9 @@ extern "C" {
 struct ll_thread;
 
 /*
- * 0 or -errno: -EBUSY if set up and not finished (fini first). thread_nr
- * is the number of threads expected (a hint; 0 if unknown).
+ * 0 or -errno: -EBUSY if set up and not finished (fini first); -EINVAL
+ * for a proc_nr outside 1 to 4096 or a negative thread_nr, the number of
+ * threads expected (a hint; 0 if unknown); see so_init in sched/sched.h.
  */
 int  ll_init(int proc_nr, int thread_nr);
 /*
