@@ -83,7 +83,7 @@ static void node(void *arg)
 
 int main(int argc, char **argv)
 {
-	uint64_t leaves = 1000000, procs = 1;
+	uint64_t leaves = 1000000, procs = 1, nodes;
 	double secs;
 	int i = bench_options(argc, argv, usage, "ll", 0, &ops, 0, NULL);
 
@@ -96,10 +96,11 @@ int main(int argc, char **argv)
 		procs = arg_u64(argv[0], usage, "P", argv[i + 1], 1, RING_MAX_P);
 	/* a 10-ary tree has 1.11 threads a leaf; some 300 bytes each */
 	check_memory(argv[0], leaves * 1.12 * 300);
-	tree = calloc((10 * leaves - 1) / 9, sizeof *tree);
+	nodes = (10 * leaves - 1) / 9;	/* 1 + 10 + ... + leaves */
+	tree = calloc(nodes, sizeof *tree);
 	if (tree == NULL) {
 		fprintf(stderr, "%s: no memory for %llu nodes\n", argv[0],
-			(unsigned long long)(10 * leaves - 1) / 9);
+			(unsigned long long)nodes);
 		return 1;
 	}
 	tree[0].n_leaves = leaves;
