@@ -163,6 +163,14 @@ def section(title):
     print("\n## " + title + "\n")
 
 
+def machine(args):
+    """Which machine the figures come from: a VM's CPU can change."""
+    info = sweep.machine_info()
+    print("Machine: %s, %d CPUs, %s; usched %s; %s" % (
+        info["cpu"], info["cores"], info["kernel"], info["usched"],
+        info["date"]))
+
+
 def switch(args):
     section("Switch: %s [-f] -n 5000000 0 (-f: the threads share the FP "
             "control state)" % os.path.relpath(os.path.join(BIN, "switch")))
@@ -456,7 +464,7 @@ def main():
     args = ap.parse_args()
     BIN = args.bin
     try:
-        for part in (switch, ring_n8, instructions, ring_n2, ring_p2,
+        for part in (machine, switch, ring_n8, instructions, ring_n2, ring_p2,
                      extra_bytes, create, memory):
             part(args)
     except Failed as e:

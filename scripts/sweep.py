@@ -319,15 +319,48 @@ def command_version(argv):
     return lines[0] if p.returncode == 0 and lines else "not found"
 
 
-def cpu_model():
+def cpu_fields(cpuinfo):
+    """The first processor's fields of a /proc/cpuinfo text, by name."""
+    fields = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            if fields:
+                break
+            continue
+        name, _, value = line.partition(":")
+        fields.setdefault(name.strip(), value.strip())
+    return fields
+
+
+def cpu_caches(cache_dir):
+    """'L1d 32K, L2 512K, ...': each data or unified cache of one CPU, as
+    sysfs sizes it (one instance), or '' when sysfs does not tell."""
     try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+        names = os.listdir(cache_dir)
     except OSError:
-        pass
-    return platform.processor() or "unknown"
+        return ""
+    caches = []
+    for name in names:
+        d = os.path.join(cache_dir, name)
+        level, kind, size = (read(os.path.join(d, f)).strip()
+                             for f in ("level", "type", "size"))
+        if level.isdigit() and size and kind in ("Data", "Unified"):
+            caches.append((int(level), f"L{level}"
+                           f"{'d' if kind == 'Data' else ''} {size}"))
+    return ", ".join(c for _, c in sorted(caches))
+
+
+def cpu_model(cpuinfo="/proc/cpuinfo",
+              cache_dir="/sys/devices/system/cpu/cpu0/cache"):
+    """The CPU's name with what tells its generation apart when the name
+    does not ("AMD EPYC" on a VM): family, model, stepping and caches."""
+    fields = cpu_fields(read(cpuinfo))
+    name = fields.get("model name") or platform.processor() or "unknown"
+    ids = " ".join(f"{short} {fields[k]}" for k, short in
+                   (("cpu family", "family"), ("model", "model"),
+                    ("stepping", "stepping")) if k in fields)
+    details = "; ".join(x for x in (ids, cpu_caches(cache_dir)) if x)
+    return f"{name} ({details})" if details else name
 
 
 def machine_info():

@@ -588,6 +588,55 @@ BAD = [
 ]
 
 
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 1
+model name\t: AMD EPYC
+stepping\t: 1
+
+processor\t: 1
+cpu family\t: 99
+model name\t: Other CPU
+"""
+# sysfs cache directories of one CPU: (level, type, size)
+CACHES = {"index0": ("1", "Data", "32K"),
+          "index1": ("1", "Instruction", "32K"),
+          "index2": ("2", "Unified", "512K"),
+          "index3": ("3", "Unified", "32768K"),
+          "uevent": None}  # a file beside them, as in sysfs
+
+
+def test_cpu_model(tmp):
+    """The CPU line names family, model, stepping and the caches, taken
+    from the first processor of cpuinfo and from sysfs."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sweep
+    cpuinfo, caches = os.path.join(tmp, "cpuinfo"), os.path.join(tmp, "c")
+    with open(cpuinfo, "w") as f:
+        f.write(CPUINFO)
+    os.mkdir(caches)
+    for name, cache in CACHES.items():
+        if cache is None:
+            open(os.path.join(caches, name), "w").close()
+            continue
+        os.mkdir(os.path.join(caches, name))
+        for field, value in zip(("level", "type", "size"), cache):
+            with open(os.path.join(caches, name, field), "w") as f:
+                f.write(value + "\n")
+    got = sweep.cpu_model(cpuinfo, caches)
+    check(got == "AMD EPYC (family 25 model 1 stepping 1; L1d 32K, "
+          "L2 512K, L3 32768K)", "the CPU, its identity and caches", got)
+    got = sweep.cpu_model(cpuinfo, os.path.join(tmp, "none"))
+    check(got == "AMD EPYC (family 25 model 1 stepping 1)",
+          "without sysfs caches, the identity alone", got)
+    with open(cpuinfo, "w") as f:
+        f.write("processor\t: 0\nmodel name\t: Plain CPU\n")
+    got = sweep.cpu_model(cpuinfo, os.path.join(tmp, "none"))
+    check(got == "Plain CPU", "a cpuinfo with a name only gives the name",
+          got)
+
+
 def test_bad_args():
     for script, *args in BAD:
         p = run(script, *args, "--dry-run") if script == SWEEP \
@@ -685,6 +734,11 @@ def test_perf(tmp):
     out = p.stdout
     check(p.returncode == 0, "perf.py runs on programs that work",
           p.stderr)
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import sweep
+    check(out.startswith("Machine: %s, %d CPUs, " % (sweep.cpu_model(),
+                                                    os.cpu_count())),
+          "perf.py starts with the machine its figures come from", out)
     check("## Switch: %s [-f]" % os.path.relpath(os.path.join(tmp, "switch"))
           in out, "the switch heading names the --bin program", out)
     check("128 bytes saved: 13.00 ns a switch   goal <= 12: MISSED" in out
@@ -838,7 +892,8 @@ def test_perf(tmp):
 def main():
     for test in (test_graph, test_graph_bad, test_graph_legends,
                  test_graph_ticks, test_dry_run, test_sweep,
-                 test_sweep_closed_pipe, test_interrupt, test_perf):
+                 test_sweep_closed_pipe, test_interrupt, test_perf,
+                 test_cpu_model):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
                 test(tmp)
