@@ -350,15 +350,22 @@ def cpu_caches(cache_dir):
     return ", ".join(c for _, c in sorted(caches))
 
 
+# cpuinfo fields that identify a CPU, x86's then Arm's, as the name shows them
+CPU_IDS = (("cpu family", "family"), ("model", "model"),
+           ("stepping", "stepping"), ("CPU implementer", "implementer"),
+           ("CPU part", "part"), ("CPU variant", "variant"),
+           ("CPU revision", "revision"))
+
+
 def cpu_model(cpuinfo="/proc/cpuinfo",
               cache_dir="/sys/devices/system/cpu/cpu0/cache"):
     """The CPU's name with what tells its generation apart when the name
-    does not ("AMD EPYC" on a VM): family, model, stepping and caches."""
+    does not ("AMD EPYC" on a VM; Arm gives none): its identity in
+    cpuinfo and its caches."""
     fields = cpu_fields(read(cpuinfo))
-    name = fields.get("model name") or platform.processor() or "unknown"
-    ids = " ".join(f"{short} {fields[k]}" for k, short in
-                   (("cpu family", "family"), ("model", "model"),
-                    ("stepping", "stepping")) if k in fields)
+    name = fields.get("model name") or platform.machine() or "unknown"
+    ids = " ".join(f"{short} {fields[k]}" for k, short in CPU_IDS
+                   if k in fields)
     details = "; ".join(x for x in (ids, cpu_caches(cache_dir)) if x)
     return f"{name} ({details})" if details else name
 

@@ -7,6 +7,7 @@ Needs hyperfine and matplotlib: without them the checks that use them fail.
 import hashlib
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -600,6 +601,15 @@ processor\t: 1
 cpu family\t: 99
 model name\t: Other CPU
 """
+ARM_CPUINFO = """processor\t: 0
+BogoMIPS\t: 50.00
+Features\t: fp asimd evtstrm aes
+CPU implementer\t: 0x41
+CPU architecture: 8
+CPU variant\t: 0x3
+CPU part\t: 0xd0c
+CPU revision\t: 1
+"""
 # sysfs cache directories of one CPU: (level, type, size)
 CACHES = {"index0": ("1", "Data", "32K"),
           "index1": ("1", "Instruction", "32K"),
@@ -636,6 +646,12 @@ def test_cpu_model(tmp):
     got = sweep.cpu_model(cpuinfo, os.path.join(tmp, "none"))
     check(got == "Plain CPU", "a cpuinfo with a name only gives the name",
           got)
+    with open(cpuinfo, "w") as f:
+        f.write(ARM_CPUINFO)
+    got = sweep.cpu_model(cpuinfo, os.path.join(tmp, "none"))
+    check(got == f"{platform.machine()} (implementer 0x41 part 0xd0c "
+          "variant 0x3 revision 1)",
+          "Arm's cpuinfo, without a name: the machine and Arm's fields", got)
 
 
 def test_bad_args():
