@@ -328,7 +328,7 @@ def cpu_fields(cpuinfo):
                 break
             continue
         name, _, value = line.partition(":")
-        fields.setdefault(name.strip(), value.strip())
+        fields[name.strip()] = value.strip()
     return fields
 
 

@@ -19,6 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEP = os.path.join(ROOT, "scripts", "sweep.py")
 GRAPH = os.path.join(ROOT, "scripts", "graph.py")
 PERF = os.path.join(ROOT, "scripts", "perf.py")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))  # to import them
+from sweep import cpu_model  # noqa: E402  (sweep() below is a helper)
 BINARIES = ("ring", "ring-pthread", "ring-go", "ring-async-std",
             "ring-tokio", "ring-cpp", "ring-cpp-pool", "ring-boost")
 NCPU = len(os.sched_getaffinity(0))
@@ -171,7 +173,6 @@ def test_graph(tmp):
 def test_graph_ticks(tmp):
     """The thread axis has its ticks at the points measured, and both axes
     show plain numbers (matplotlib's own would be 8x10^0, 9x10^0, 10^1)."""
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import graph
     import matplotlib
     matplotlib.use("Agg")
@@ -621,8 +622,6 @@ CACHES = {"index0": ("1", "Data", "32K"),
 def test_cpu_model(tmp):
     """The CPU line names family, model, stepping and the caches, taken
     from the first processor of cpuinfo and from sysfs."""
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import sweep
     cpuinfo, caches = os.path.join(tmp, "cpuinfo"), os.path.join(tmp, "c")
     with open(cpuinfo, "w") as f:
         f.write(CPUINFO)
@@ -635,20 +634,20 @@ def test_cpu_model(tmp):
         for field, value in zip(("level", "type", "size"), cache):
             with open(os.path.join(caches, name, field), "w") as f:
                 f.write(value + "\n")
-    got = sweep.cpu_model(cpuinfo, caches)
+    got = cpu_model(cpuinfo, caches)
     check(got == "AMD EPYC (family 25 model 1 stepping 1; L1d 32K, "
           "L2 512K, L3 32768K)", "the CPU, its identity and caches", got)
-    got = sweep.cpu_model(cpuinfo, os.path.join(tmp, "none"))
+    got = cpu_model(cpuinfo, os.path.join(tmp, "none"))
     check(got == "AMD EPYC (family 25 model 1 stepping 1)",
           "without sysfs caches, the identity alone", got)
     with open(cpuinfo, "w") as f:
         f.write("processor\t: 0\nmodel name\t: Plain CPU\n")
-    got = sweep.cpu_model(cpuinfo, os.path.join(tmp, "none"))
+    got = cpu_model(cpuinfo, os.path.join(tmp, "none"))
     check(got == "Plain CPU", "a cpuinfo with a name only gives the name",
           got)
     with open(cpuinfo, "w") as f:
         f.write(ARM_CPUINFO)
-    got = sweep.cpu_model(cpuinfo, os.path.join(tmp, "none"))
+    got = cpu_model(cpuinfo, os.path.join(tmp, "none"))
     check(got == f"{platform.machine()} (implementer 0x41 part 0xd0c "
           "variant 0x3 revision 1)",
           "Arm's cpuinfo, without a name: the machine and Arm's fields", got)
@@ -751,10 +750,8 @@ def test_perf(tmp):
     out = p.stdout
     check(p.returncode == 0, "perf.py runs on programs that work",
           p.stderr)
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import sweep
-    check(out.startswith("Machine: %s, %d CPUs, " % (sweep.cpu_model(),
-                                                    os.cpu_count())),
+    check(out.startswith("Machine: %s, %d CPUs, "
+                         % (cpu_model(), os.cpu_count())),
           "perf.py starts with the machine its figures come from", out)
     check("## Switch: %s [-f]" % os.path.relpath(os.path.join(tmp, "switch"))
           in out, "the switch heading names the --bin program", out)
