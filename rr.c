@@ -14,8 +14,8 @@
 #include <errno.h>
 
 struct rr_proc {
-	struct proc      r_p;		/* first */
-	pthread_mutex_t  r_lock;	/* r_p.p_ready and thread states */
+	struct proc       r_p;		/* first */
+	struct sched_lock r_lock;	/* r_p.p_ready and thread states */
 };
 
 static struct procs rr_procs;
@@ -31,9 +31,9 @@ static int rr_has_work(struct proc *p)
 	struct rr_proc *r = (struct rr_proc *)p;
 	int work;
 
-	pthread_mutex_lock(&r->r_lock);
+	sched_lock(&r->r_lock);
 	work = p->p_ready.q_head != NULL;
-	pthread_mutex_unlock(&r->r_lock);
+	sched_unlock(&r->r_lock);
 	return work;
 }
 
@@ -57,7 +57,7 @@ static struct ustack *rr_next(struct usched *s)
 	struct proc *p = &r->r_p;
 	struct sched_thread *t = (struct sched_thread *)usched_blocked(s);
 
-	pthread_mutex_lock(&r->r_lock);
+	sched_lock(&r->r_lock);
 	if (t != NULL) {		/* it waits, unless woken meanwhile */
 		if (t->t_permits > 0) {
 			rr_permits_add(t, -1);
@@ -67,16 +67,16 @@ static struct ustack *rr_next(struct usched *s)
 		}
 	}
 	while ((t = sched_dequeue(&p->p_ready)) == NULL) {
-		pthread_mutex_unlock(&r->r_lock);
+		sched_unlock(&r->r_lock);
 		if (procs_over(p->p_procs))
 			return NULL;
 		proc_idle(p, rr_has_work);
-		pthread_mutex_lock(&r->r_lock);
+		sched_lock(&r->r_lock);
 	}
 	thread_set_state(t, ST_RUNNING);
 	stat_add(&p->p_stats.ss_switches, 1);
 	proc_prefetch_next(p);
-	pthread_mutex_unlock(&r->r_lock);
+	sched_unlock(&r->r_lock);
 	return &t->t_u;
 }
 
@@ -91,9 +91,6 @@ int rr_init(int proc_nr, int thread_nr)
 		return rc;
 	/* Each run places its threads alike, from processor 0. */
 	__atomic_store_n(&rr_spread, 0, __ATOMIC_RELAXED);
-	for (int i = 0; i < proc_nr; i++)
-		pthread_mutex_init(&((struct rr_proc *)
-				     proc_nth(&rr_procs, i))->r_lock, NULL);
 	return 0;
 }
 
@@ -104,14 +101,7 @@ int rr_start(void)
 
 int rr_fini(void)
 {
-	int rc = procs_fini(&rr_procs);
-
-	if (rc == 0) {
-		for (int i = 0; i < rr_procs.ps_nr; i++)
-			pthread_mutex_destroy(&((struct rr_proc *)
-				proc_nth(&rr_procs, i))->r_lock);
-	}
-	return rc;
+	return procs_fini(&rr_procs);
 }
 
 struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
@@ -127,9 +117,9 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 	if (t == NULL)
 		return NULL;
 	r = (struct rr_proc *)p;
-	pthread_mutex_lock(&r->r_lock);	/* p takes t after the unlock */
+	sched_lock(&r->r_lock);	/* p takes t after the unlock */
 	rr_ready(r, t);
-	pthread_mutex_unlock(&r->r_lock);
+	sched_unlock(&r->r_lock);
 	return (struct rr_thread *)t;
 }
 
@@ -143,9 +133,9 @@ int rr_wait(void)
 	if (__atomic_load_n(&t->t_permits, __ATOMIC_RELAXED) > 0) {
 		struct rr_proc *r = rr_proc_of(t);
 
-		pthread_mutex_lock(&r->r_lock);
+		sched_lock(&r->r_lock);
 		rr_permits_add(t, -1);
-		pthread_mutex_unlock(&r->r_lock);
+		sched_unlock(&r->r_lock);
 		return 0;
 	}
 	return ustack_block();
@@ -158,7 +148,7 @@ static int rr_wake_from(struct sched_thread *t, struct proc *here)
 
 	if (!local && !thread_hold_alive(t))
 		return -ESRCH;
-	pthread_mutex_lock(&r->r_lock);
+	sched_lock(&r->r_lock);
 	switch (thread_state(t)) {
 	case ST_WAITING:
 		rr_ready(r, t);
@@ -172,7 +162,7 @@ static int rr_wake_from(struct sched_thread *t, struct proc *here)
 	if (rc == 0)
 		stat_add(local ? &r->r_p.p_stats.ss_local_wakes :
 				 &r->r_p.p_stats.ss_remote_wakes, 1);
-	pthread_mutex_unlock(&r->r_lock);
+	sched_unlock(&r->r_lock);
 	if (!local)
 		thread_release(t);
 	return rc;

@@ -201,13 +201,13 @@ static struct sched_thread *thread_mem(struct proc *p, int own)
 		}
 		return thread_carve(ps, &p->p_arena);
 	}
-	pthread_mutex_lock(&p->p_lock);
+	sched_lock(&p->p_lock);
 	t = spare_claim(p);
 	if (t == NULL)
 		t = thread_carve(ps, &p->p_foreign);
 	if (t != NULL)
 		__atomic_fetch_add(&p->p_owed, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&p->p_lock);
+	sched_unlock(&p->p_lock);
 	return t;
 }
 

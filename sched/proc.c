@@ -1,18 +1,15 @@
 /*
  * Processors, shared by the schedulers: native threads pinned to CPUs,
- * futex sleep and wake-up, counters and termination. Their pools of
- * thread structs and stack buffers are in pool.c.
+ * sleeping when idle, counters and termination. Their pools of thread
+ * structs and stack buffers are in pool.c, futexes and locks in lock.c.
  */
 #define _GNU_SOURCE
 #include "proc.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 enum {
 	SPIN_ROUNDS = 200,		/* polls before sleeping */
@@ -51,25 +48,6 @@ static int pinning_on(void)
 	return strcmp(env, "1") == 0 ? 1 : strcmp(env, "0") == 0 ? 0 : -1;
 }
 
-static void futex_wait(int *word, int val)
-{
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-static void futex_wake(int *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
 void procs_kick_all(struct procs *ps)
 {
 	for (int i = 0; i < ps->ps_nr; i++)
@@ -95,7 +73,7 @@ void proc_idle(struct proc *p, int (*has_work)(struct proc *))
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
 		if (has_work(p) || procs_over(p->p_procs))
 			return;
-		cpu_relax();
+		sched_relax();
 	}
 	/*
 	 * Said before looking for work, which a waker gives before looking at
@@ -109,7 +87,7 @@ void proc_idle(struct proc *p, int (*has_work)(struct proc *))
 	if (!has_work(p) && !procs_over(p->p_procs)) {
 		stat_add(&p->p_stats.ss_sleeps, 1);
 		while (__atomic_load_n(&p->p_asleep, __ATOMIC_SEQ_CST))
-			futex_wait(&p->p_asleep, 1);
+			sched_futex_wait(&p->p_asleep, 1);
 	}
 	__atomic_store_n(&p->p_asleep, 0, __ATOMIC_RELAXED);
 }
@@ -118,7 +96,7 @@ void proc_kick(struct proc *p)
 {
 	if (__atomic_load_n(&p->p_asleep, __ATOMIC_SEQ_CST) &&
 	    __atomic_exchange_n(&p->p_asleep, 0, __ATOMIC_SEQ_CST))
-		futex_wake(&p->p_asleep);
+		sched_futex_wake(&p->p_asleep);
 }
 
 int procs_init(struct procs *ps, int slot, int nr, int expected, size_t size,
@@ -143,7 +121,6 @@ int procs_init(struct procs *ps, int slot, int nr, int expected, size_t size,
 
 		p->p_procs = ps;
 		p->p_idx = i;
-		pthread_mutex_init(&p->p_lock, NULL);
 		p->p_sched.s_next = next;
 		p->p_sched.s_alloc = pool_buf_alloc;
 		p->p_sched.s_free = pool_buf_free;
@@ -282,8 +259,6 @@ static void procs_free_pools(struct procs *ps)
 	       WAKERS_CLOSED)	/* no new one can come */
 		sched_yield();
 	pool_free(ps);
-	for (int i = 0; i < ps->ps_nr; i++)
-		pthread_mutex_destroy(&proc_nth(ps, i)->p_lock);
 }
 
 int procs_fini(struct procs *ps)

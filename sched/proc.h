@@ -7,6 +7,7 @@
 #define SCHED_PROC_H
 
 #include "../usched.h"
+#include "lock.h"
 #include "sched.h"
 
 #include <pthread.h>
@@ -61,7 +62,7 @@ struct proc {
 	struct arena         p_arena;	/* thread structs and small buffers */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
 	/* For threads spawned from elsewhere, on a line apart. */
-	pthread_mutex_t      p_lock	/* one such spawner at a time */
+	struct sched_lock    p_lock	/* one such spawner at a time */
 			     __attribute__((aligned(64)));
 	struct arena         p_foreign;	/* under p_lock */
 	struct sched_thread *p_spare;	/* structs given back for them */
