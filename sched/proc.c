@@ -212,21 +212,6 @@ static int procs_start_held(struct procs *ps)
 	return -rc;
 }
 
-/*
- * Starts, one native thread at a time: two would start a processor twice.
- * The holder only creates native threads, so a short spin will do.
- */
-static void procs_start_hold(struct procs *ps)
-{
-	while (__atomic_exchange_n(&ps->ps_starting, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-}
-
-static void procs_start_release(struct procs *ps)
-{
-	__atomic_store_n(&ps->ps_starting, 0, __ATOMIC_RELEASE);
-}
-
 int procs_start(struct procs *ps)
 {
 	int rc = -EINVAL;	/* once fini is called, it starts them */
@@ -235,10 +220,10 @@ int procs_start(struct procs *ps)
 		return -EINVAL;
 	if (procs_inside(ps))	/* a thread must not */
 		return -EPERM;
-	procs_start_hold(ps);
+	sched_lock(&ps->ps_starting);
 	if (!__atomic_load_n(&ps->ps_closing, __ATOMIC_ACQUIRE))
 		rc = procs_start_held(ps);
-	procs_start_release(ps);
+	sched_unlock(&ps->ps_starting);
 	return rc;
 }
 
@@ -273,11 +258,11 @@ int procs_fini(struct procs *ps)
 	 * join the processors again. Finished, or one is under way. */
 	if (__atomic_exchange_n(&ps->ps_closing, 1, __ATOMIC_ACQUIRE))
 		return -EINVAL;
-	procs_start_hold(ps);
+	sched_lock(&ps->ps_starting);
 	rc = ps->ps_run < ps->ps_nr ? procs_start_held(ps) : 0;
 	if (rc != 0)	/* before a start that waits may see it */
 		__atomic_store_n(&ps->ps_closing, 0, __ATOMIC_RELEASE);
-	procs_start_release(ps);
+	sched_unlock(&ps->ps_starting);
 	if (rc != 0)
 		return rc;
 	procs_stop(ps);

@@ -83,7 +83,8 @@ struct procs {
 	int                 ps_pin;	/* pin processors to CPUs */
 	int                 ps_finished;	/* fini done; only stats left */
 	int                 ps_closing;	/* a fini runs or ran (atomic) */
-	int                 ps_starting;	/* a start runs (atomic) */
+	struct sched_lock   ps_starting;	/* held by a start: two would
+					 * start a processor twice */
 	long                ps_live;	/* LIVE_*, atomic */
 	long                ps_wakers;	/* WAKERS_*, atomic */
 	void               *ps_chunks;	/* every chunk of every arena */
