@@ -20,9 +20,11 @@ void sched_futex_wake(int *word)
 }
 
 /*
- * Sleeps with the word at 2, so that the give wakes a sleeper. A take that
- * finds the lock free here takes it with 2 too, as it cannot know whether
- * others sleep: at worst, its give makes one needless wake-up.
+ * After a few tries a taker sleeps with the word at 2, so that the give
+ * wakes it. From then on it takes a free lock with 2 too, as it cannot
+ * know whether others sleep: at worst its give makes one needless wake-up.
+ * A try takes with 1, which is safe: a sleeper it overtakes finds the lock
+ * held when it wakes, and sets 2 again before sleeping on.
  */
 void sched_lock_contended(struct sched_lock *l)
 {
