@@ -1,9 +1,10 @@
 /*
  * Waiting, shared by the schedulers: futex sleeps and wake-ups, spinning,
- * and a lock for short critical sections built on them. Free, a take and
- * a give are one atomic instruction each and a few others, against some
- * thirty more in pthread_mutex_lock and _unlock; rr takes a lock at every
- * wake and switch.
+ * and a lock built on them. Free, a take and a give are one atomic
+ * instruction each and a few others, against some thirty more in
+ * pthread_mutex_lock and _unlock: rr takes a lock at every wake and
+ * switch. A taker that finds it held spins a little, then sleeps, so it
+ * also serves the rare long holds (a start creating native threads).
  */
 #ifndef SCHED_LOCK_H
 #define SCHED_LOCK_H
@@ -20,6 +21,7 @@ void sched_futex_wait(int *word, int val);
 /* Wakes one sleeper on word. */
 void sched_futex_wake(int *word);
 
+/* sched_lock's slow path: the lock was held. */
 void sched_lock_contended(struct sched_lock *l);
 
 static inline void sched_relax(void)
