@@ -231,6 +231,11 @@ static void member(void *arg)
 		member_padded((uintptr_t)arg);
 }
 
+static double timeval_seconds(const struct timeval *tv)
+{
+	return tv->tv_sec + tv->tv_usec / 1e6;
+}
+
 static void print_details(double secs)
 {
 	const struct ring_args *a = &ring.r_args;
@@ -255,6 +260,9 @@ static void print_details(double secs)
 		(sum.ss_switches ? sum.ss_switches : 1));
 	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread\n",
 		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->ra_threads);
+	/* with many threads, system time is the kernel mapping fresh memory */
+	fprintf(stderr, "CPU time: user %.2f s, system %.2f s\n",
+		timeval_seconds(&ru.ru_utime), timeval_seconds(&ru.ru_stime));
 }
 
 /*

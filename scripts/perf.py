@@ -438,10 +438,11 @@ def memory(args):
         out, err = run(cmd)
         b = number(grab(r"([\d.]+) bytes per thread", err), "ring")
         rss = int(grab(r"peak RSS: (\d+) KiB", err))
-        print("%s: %d threads, %g s, peak RSS %.1f GiB, %.1f bytes a "
-              "thread %s" % (" ".join(map(str, cmd)), 2 * r,
-                             seconds(out, "ring"), rss / 2**20, b,
-                             verdict(b, 200, False)))
+        stime = number(grab(r"system ([\d.]+) s", err), "ring")
+        print("%s: %d threads, %g s (system time %.1f s), peak RSS %.1f "
+              "GiB, %.1f bytes a thread %s" % (
+                  " ".join(map(str, cmd)), 2 * r, seconds(out, "ring"), stime,
+                  rss / 2**20, b, verdict(b, 200, False)))
 
 
 def main():

@@ -66,8 +66,9 @@ expect 0 ring -v -f 4 3 10 0 1
 timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&
 	grep -Eq "^switches: [0-9]+ " "$err" &&
 	grep -Eq "max stack [0-9]+ B" "$err" &&
-	grep -Eq "^peak RSS: [0-9]+ KiB, [0-9.]+ bytes per thread" "$err"
-ok $? "ring -v prints the switches, max stack and memory perf.py reads"
+	grep -Eq "^peak RSS: [0-9]+ KiB, [0-9.]+ bytes per thread" "$err" &&
+	grep -Eq "^CPU time: user [0-9]+\.[0-9]{2} s, system [0-9]+\.[0-9]{2} s$" "$err"
+ok $? "ring -v prints the switches, max stack, memory and CPU time perf.py reads"
 # The READMEs' 112 bytes a ring member saves at D=0 are gcc's on x86-64:
 # the member's loop keeps four values in callee-saved registers.
 if [ "$(uname -m)" = x86_64 ] && command -v readelf >/dev/null &&

@@ -667,7 +667,8 @@ PERF_FAKES = {
     # the cycles of an R of --rs, 0.8 s, and it notes its allowed CPUs.
     "ring": 'case "$*" in *-v*) echo "switches: 1000 (1 ns each)" >&2; '
             'echo "processor 0: max stack $((112 + $7)) B" >&2; '
-            'echo "peak RSS: 1000 KiB, 150.0 bytes per thread" >&2;; esac\n'
+            'echo "peak RSS: 1000 KiB, 150.0 bytes per thread" >&2; '
+            'echo "CPU time: user 0.70 s, system 0.30 s" >&2;; esac\n'
             'case "$*" in *-f*) echo 0.75;; *" 1000 1") echo 1.00002;;\n'
             '*" 8 1 "*|*" 8 50 "*|*" 8 5000 "*) echo 0.8; echo "$4 $(sed -n '
             '"s/^Cpus_allowed_list:\\t//p" /proc/$$/status)" >> "$0.cpus";;\n'
@@ -783,8 +784,9 @@ def test_perf(tmp):
     else:
         check(out.count("two processes: n/a (one CPU)") == 3,
               "on one CPU, no two processes", out)
-    check("150.0 bytes a thread met" in out and "20.0 ns   met" in out,
-          "memory and create figures", out)
+    check("150.0 bytes a thread met" in out and "20.0 ns   met" in out
+          and "1 s (system time 0.3 s)" in out,
+          "memory (with the ring's system time) and create figures", out)
     check("usched ll    75.0 a message: rounds_ll 27.0, ll_wake 14.0\n" in out
           and "ll -f        70.0 a message\n" in out
           and "C++20        36.0 a message\n" in out
