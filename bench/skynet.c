@@ -19,6 +19,11 @@ static const char usage[] =
 	"  P       native threads (default 1)\n";
 
 /*
+ * The root's ten children go to groups 0 to 9, spread over the processors;
+ * every other node joins its parent's group. So with ll a subtree runs on
+ * one processor, whose spawns and wakes stay local, as a ring's cycle does;
+ * only the root's children and their reports cross processors.
+ *
  * The nodes, in one array allocated up front: node i's children are nodes
  * 10i+1 to 10i+10. Not in the parent's frame: pointers into a blocked
  * stack are invalid. Not malloc'ed ten at a time either: the processors'
@@ -32,6 +37,7 @@ struct node {
 	uint64_t     n_leaves;
 	uint64_t     n_sum;	/* children add into it */
 	unsigned     n_pending;	/* children not yet done */
+	int          n_group;	/* scheduling group, below */
 };
 
 static const struct sched_ops *ops;
@@ -67,8 +73,9 @@ static void node(void *arg)
 	n->n_pending = 10;
 	for (int k = 0; k < 10; k++) {
 		kids[k] = (struct node){ .n_parent = n, .n_leaves = step,
-					 .n_first = n->n_first + k * step };
-		if (ops->so_spawn(node, &kids[k], k) == NULL) {
+					 .n_first = n->n_first + k * step,
+					 .n_group = n == tree ? k : n->n_group };
+		if (ops->so_spawn(node, &kids[k], kids[k].n_group) == NULL) {
 			/* The missing children never report: give up. */
 			fprintf(stderr, "skynet: out of memory\n");
 			exit(1);
