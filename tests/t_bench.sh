@@ -197,6 +197,10 @@ for p in skynet skynet-cpp skynet-go; do
 	done
 done
 expect 0 skynet --sched rr 10000 2
+# ll: a subtree in its root child's group, the ten groups over P processors
+for p in 2 3; do
+	expect 0 skynet --sched ll 10000 $p
+done
 out=$(timeout 120 "$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 1000 0 100 prints a header and two rows"
 for t in 1 3 1000; do
