@@ -37,7 +37,7 @@ struct node {
 	uint64_t     n_leaves;
 	uint64_t     n_sum;	/* children add into it */
 	unsigned     n_pending;	/* children not yet done */
-	int          n_group;	/* scheduling group, below */
+	int          n_group;	/* scheduling group, as said above */
 };
 
 static const struct sched_ops *ops;
