@@ -240,7 +240,7 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 		if (own)
 			procs_own_leave(p);
 		else
-			procs_leave(p->p_procs);
+			procs_leave(p->p_procs, 1);
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -70,6 +70,10 @@ int procs_over(struct procs *ps)
 
 void proc_idle(struct proc *p, int (*has_work)(struct proc *))
 {
+	if (p->p_ended > 0) {
+		procs_leave(p->p_procs, p->p_ended);
+		p->p_ended = 0;
+	}
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
 		if (has_work(p) || procs_over(p->p_procs))
 			return;

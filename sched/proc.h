@@ -59,6 +59,8 @@ struct proc {
 	struct sched_stats   p_stats;
 	struct sched_thread *p_free;	/* finished threads, for reuse */
 	long                 p_live;	/* threads counted here: procs_own_enter */
+	long                 p_ended;	/* counts p keeps in ps_live for threads
+					 * that ended: procs_own_leave */
 	struct arena         p_arena;	/* thread structs and small buffers */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
 	/* For threads spawned from elsewhere, on a line apart. */
@@ -125,10 +127,10 @@ static inline int procs_enter(struct procs *ps)
 	return count_enter(&ps->ps_live, LIVE_ONE, ~0L, LIVE_EXITING);
 }
 
-/* Counts a thread out; the last one out after fini stops the processors. */
-static inline void procs_leave(struct procs *ps)
+/* Counts n threads out; the last ones out after fini stop the processors. */
+static inline void procs_leave(struct procs *ps, long n)
 {
-	if (__atomic_sub_fetch(&ps->ps_live, LIVE_ONE, __ATOMIC_SEQ_CST) ==
+	if (__atomic_sub_fetch(&ps->ps_live, n * LIVE_ONE, __ATOMIC_SEQ_CST) ==
 	    LIVE_EXITING)
 		procs_kick_all(ps);
 }
@@ -136,15 +138,24 @@ static inline void procs_leave(struct procs *ps)
 /*
  * A thread p spawns for itself is counted in p_live, which only p
  * touches, and ps_live holds one LIVE_ONE for p while p_live is above 0.
- * A thread that ends on p takes one from p_live while there is any, else
- * from ps_live (threads are alike to the count): ps_live always counts a
- * processor that has threads. So a processor spawning and ending threads
- * of its own touches the shared count only when p_live leaves or reaches
- * 0, not twice a thread.
+ * A thread that ends on p takes one from p_live while there is any. Else
+ * its LIVE_ONE (threads are alike to the count) stays in ps_live, kept in
+ * p_ended: p's next spawn reuses it, or p gives it back when it idles
+ * (proc_idle). ps_live thus always counts a processor that has threads;
+ * it counts more only until that processor idles, which fini waits for
+ * anyway. So the shared count, a line every processor writes, is touched
+ * when p_live leaves 0 with nothing kept or when p idles, not at every
+ * end of a thread spawned elsewhere.
  */
 static inline int procs_own_enter(struct proc *p)
 {
-	if (p->p_live++ > 0 || procs_enter(p->p_procs))
+	if (p->p_live++ > 0)
+		return 1;
+	if (p->p_ended > 0) {
+		p->p_ended--;
+		return 1;
+	}
+	if (procs_enter(p->p_procs))
 		return 1;
 	p->p_live--;
 	return 0;
@@ -155,7 +166,7 @@ static inline void procs_own_leave(struct proc *p)
 {
 	if (p->p_live > 0 && --p->p_live > 0)
 		return;
-	procs_leave(p->p_procs);
+	p->p_ended++;
 }
 
 /*
@@ -365,9 +376,10 @@ void proc_prefetch_next(struct proc *p)
 }
 
 /*
- * Idle: with nothing to run, a processor spins a little, then sleeps until
- * proc_kick. has_work is checked after announcing the sleep, so a kick is
- * never lost. Returns at once when the processors are to stop.
+ * Idle: with nothing to run, a processor gives back the counts it kept
+ * (p_ended), spins a little, then sleeps until proc_kick. has_work is
+ * checked after announcing the sleep, so a kick is never lost. Returns at
+ * once when the processors are to stop.
  */
 void proc_idle(struct proc *p, int (*has_work)(struct proc *));
 /* Wakes p if it sleeps. Call after making the work visible. */
