@@ -70,10 +70,7 @@ int procs_over(struct procs *ps)
 
 void proc_idle(struct proc *p, int (*has_work)(struct proc *))
 {
-	if (p->p_ended > 0) {
-		procs_leave(p->p_procs, p->p_ended);
-		p->p_ended = 0;
-	}
+	procs_own_give_back(p);
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
 		if (has_work(p) || procs_over(p->p_procs))
 			return;

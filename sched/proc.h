@@ -141,11 +141,11 @@ static inline void procs_leave(struct procs *ps, long n)
  * A thread that ends on p takes one from p_live while there is any. Else
  * its LIVE_ONE (threads are alike to the count) stays in ps_live, kept in
  * p_ended: p's next spawn reuses it, or p gives it back when it idles
- * (proc_idle). ps_live thus always counts a processor that has threads;
- * it counts more only until that processor idles, which fini waits for
- * anyway. So the shared count, a line every processor writes, is touched
- * when p_live leaves 0 with nothing kept or when p idles, not at every
- * end of a thread spawned elsewhere.
+ * (procs_own_give_back, from proc_idle). ps_live thus always counts a
+ * processor that has threads; it counts more only until that processor
+ * idles, which fini waits for anyway. So the shared count, a line every
+ * processor writes, is touched when p_live leaves 0 with nothing kept or
+ * when p idles, not at every end of a thread spawned elsewhere.
  */
 static inline int procs_own_enter(struct proc *p)
 {
@@ -167,6 +167,15 @@ static inline void procs_own_leave(struct proc *p)
 	if (p->p_live > 0 && --p->p_live > 0)
 		return;
 	p->p_ended++;
+}
+
+/* On p, idle: gives back the counts kept in p_ended. */
+static inline void procs_own_give_back(struct proc *p)
+{
+	if (p->p_ended > 0) {
+		procs_leave(p->p_procs, p->p_ended);
+		p->p_ended = 0;
+	}
 }
 
 /*
