@@ -42,16 +42,21 @@ static struct ll_proc *ll_proc_of(struct ll_thread *t)
 	return (struct ll_proc *)proc_of(&t->l_t);
 }
 
-/* Applies n wakes to t, a thread of the calling processor p. */
-static inline int ll_wake_local(struct proc *p, struct sched_thread *t,
-				unsigned long n)
+/*
+ * Applies n wakes to t, a thread of the calling processor, which add()s it
+ * to q if it waits.
+ */
+static inline int ll_wake_into(struct sched_queue *q, struct sched_thread *t,
+			       unsigned long n,
+			       void (*add)(struct sched_queue *,
+					   struct sched_thread *))
 {
 	switch (thread_state(t)) {
 	case ST_DONE:
 		return -ESRCH;
 	case ST_WAITING:
 		thread_set_state(t, ST_READY);
-		sched_enqueue(&p->p_ready, t);
+		add(q, t);
 		if (--n == 0)
 			return 0;
 	}
@@ -59,17 +64,26 @@ static inline int ll_wake_local(struct proc *p, struct sched_thread *t,
 	return 0;
 }
 
+static inline int ll_wake_local(struct proc *p, struct sched_thread *t,
+				unsigned long n)
+{
+	return ll_wake_into(&p->p_ready, t, n, sched_enqueue);
+}
+
+/*
+ * The inbox holds the newest push first. The threads it makes ready are
+ * put in front of one another, so that the oldest is first, and then
+ * behind the ready ones, all in one pass: a big inbox (threads spawned
+ * from a native thread) is mostly cold, and reversing it first would walk
+ * it twice.
+ */
 static void ll_drain(struct ll_proc *l)
 {
-	struct ll_thread *t, *rev = NULL, *next;
+	struct sched_queue woken = { NULL, NULL };
+	struct ll_thread *t, *next;
 
 	t = __atomic_exchange_n(&l->l_inbox, NULL, __ATOMIC_ACQUIRE);
-	for (; t != NULL; t = next) {	/* oldest first */
-		next = t->l_link;
-		t->l_link = rev;
-		rev = t;
-	}
-	for (t = rev; t != NULL; t = next) {
+	for (; t != NULL; t = next) {
 		unsigned long n;
 		int spawned;
 
@@ -80,9 +94,11 @@ static void ll_drain(struct ll_proc *l)
 		if (spawned)	/* n counts its start too */
 			thread_set_state(&t->l_t, ST_WAITING);
 		stat_add(&l->l_p.p_stats.ss_remote_wakes, n - spawned);
-		ll_wake_local(&l->l_p, &t->l_t, n);	/* too late if ended */
+		/* Too late if t has ended. */
+		ll_wake_into(&woken, &t->l_t, n, sched_push_front);
 		thread_release(&t->l_t);	/* the inbox's hold */
 	}
+	sched_append(&l->l_p.p_ready, &woken);
 }
 
 /* Only p fills its ready queue, empty while it idles: work is in the inbox. */

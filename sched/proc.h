@@ -343,6 +343,28 @@ static inline void sched_enqueue(struct sched_queue *q,
 	q->q_tail = t;
 }
 
+static inline void sched_push_front(struct sched_queue *q,
+				    struct sched_thread *t)
+{
+	t->t_next = q->q_head;
+	if (q->q_head == NULL)
+		q->q_tail = t;
+	q->q_head = t;
+}
+
+/* Moves every thread of from, in order, behind those of q. */
+static inline void sched_append(struct sched_queue *q,
+				struct sched_queue *from)
+{
+	if (from->q_head == NULL)
+		return;
+	if (q->q_tail != NULL)
+		q->q_tail->t_next = from->q_head;
+	else
+		q->q_head = from->q_head;
+	q->q_tail = from->q_tail;
+}
+
 static inline struct sched_thread *sched_dequeue(struct sched_queue *q)
 {
 	struct sched_thread *t = q->q_head;

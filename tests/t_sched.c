@@ -7,7 +7,8 @@
  * wrong thread, spawning from threads and from native threads (during
  * fini too) and the memory it takes, buffers across the largest class,
  * wakes during fini, a million threads, a shared floating-point control
- * state (sched_set_share_fpctl).
+ * state (sched_set_share_fpctl), the order of spawns and wakes from a
+ * native thread.
  */
 #define _GNU_SOURCE	/* sched_getaffinity */
 #include "tap.h"
@@ -1321,6 +1322,69 @@ static void test_piled_wakes_reuse(void)
 }
 
 /*
+ * On one processor, threads spawned from a native thread start in the
+ * order they were spawned, and threads woken from one run in the order of
+ * their wakes, however the processor takes them in (ll: in batches from
+ * its inbox, a stack that holds the newest first). The last thread spawned
+ * runs once all the others wait, and tells the waker to begin.
+ */
+enum { ORDER_KIDS = 1000, ORDER_STEP = 7919 };	/* coprime: a permutation */
+static int order_started[ORDER_KIDS], order_woken[ORDER_KIDS];
+static int order_starts, order_wakes, order_ready;
+
+static void order_kid(void *arg)
+{
+	order_started[order_starts++] = (int)(long)arg;
+	if (ops->so_wait() == 0)
+		order_woken[order_wakes++] = (int)(long)arg;
+}
+
+static void order_last(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&order_ready, 1, __ATOMIC_RELEASE);
+	ops->so_wait();
+}
+
+static int order_wrong(const int *seen, int n, int step)
+{
+	for (int i = 0; i < n; i++)
+		if (seen[i] != (int)((long)i * step % n))
+			return 1;
+	return 0;
+}
+
+static void test_order_from_outside(void)
+{
+	void *h[ORDER_KIDS], *last;
+	long bad = 0;
+
+	order_starts = order_wakes = order_ready = 0;
+	require(ops->so_init(1, ORDER_KIDS + 1) == 0);
+	for (long i = 0; i < ORDER_KIDS; i++)
+		require((h[i] = ops->so_spawn(order_kid, (void *)i, 0)) != NULL);
+	require((last = ops->so_spawn(order_last, NULL, 0)) != NULL);
+	require(ops->so_start() == 0);
+	tap_watchdog(30, "%s: the last of the threads spawned in order never "
+		     "ran", ops->so_name);
+	while (!__atomic_load_n(&order_ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	tap_watchdog_off();
+	for (long i = 0; i < ORDER_KIDS; i++)
+		bad += ops->so_wake(h[i * ORDER_STEP % ORDER_KIDS]) != 0;
+	bad += ops->so_wake(last) != 0;
+	require(ops->so_fini() == 0);
+	ok(bad == 0 && order_starts == ORDER_KIDS &&
+	   !order_wrong(order_started, ORDER_KIDS, 1),
+	   "%s: %d threads spawned from a native thread start in that order",
+	   ops->so_name, ORDER_KIDS);
+	ok(bad == 0 && order_wakes == ORDER_KIDS &&
+	   !order_wrong(order_woken, ORDER_KIDS, ORDER_STEP),
+	   "%s: woken from a native thread in another order, they run in "
+	   "that one", ops->so_name);
+}
+
+/*
  * Wakes that race with their target's end and the reuse of its struct: a
  * spawner on processor 0 spawns rounds of children (on both processors),
  * each of which waits once; two native threads keep waking the handles of
@@ -1581,6 +1645,7 @@ int main(void)
 		test_spawn_elsewhere_reuse();
 		test_spawn_onto_sleeper();
 		test_piled_wakes_reuse();
+		test_order_from_outside();
 		test_sparse_memory();
 		test_million();
 		test_most_procs();
