@@ -126,8 +126,9 @@ bench: $(BENCH_PROGS)
 $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
 		bench/common.h $(O)/libusched.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< bench/args.c bench/common.c $(O)/libusched.a \
-		-o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ $(LDLIBS)
+
+$(BENCH_BIN)/switch: bench/floor.c bench/floor.h
 
 # The public headers compile as C++ (if there is a C++ compiler).
 $(OUT)/tests/cxx-header.ok: $(PUB_HDRS)

@@ -5,13 +5,16 @@
  * the stack out and back in. With many threads the copies come from
  * farther caches, as in a ring of as many. With -f the threads share the
  * floating-point control state (s_share_fpctl), which a switch then
- * neither saves nor restores.
+ * neither saves nor restores. With --floor it times the same copies with
+ * no usched at all (floor.c): what a switch by stack copying costs at the
+ * least on this machine.
  *
- * usage: switch [-n ROUNDS] [-t THREADS] [-f] [EXTRA_BYTES...]
+ * usage: switch [-n ROUNDS] [-t THREADS] [-f] [--floor] [EXTRA_BYTES...]
  */
 #include "../usched.h"
 #include "args.h"
 #include "common.h"
+#include "floor.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -77,6 +80,7 @@ static void cycle_thread(void *arg)
 }
 
 static int share_fpctl;	/* -f */
+static int floor_only;	/* --floor */
 static const char *prog = "switch";	/* argv[0], for messages */
 
 static __attribute__((noreturn, format(printf, 1, 2)))
@@ -126,10 +130,12 @@ static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
 }
 
 static const char usage[] =
-	"[-n ROUNDS] [-t THREADS] [-f] [EXTRA_BYTES...]\n"
+	"[-n ROUNDS] [-t THREADS] [-f] [--floor] [EXTRA_BYTES...]\n"
 	"  -n ROUNDS    hand-overs per thread and size (default 10000000)\n"
 	"  -t THREADS   threads in the cycle (default 2)\n"
 	"  -f           threads share the FP control state (s_share_fpctl)\n"
+	"  --floor      no usched: only save the registers, copy as many bytes\n"
+	"               out and other bytes in with memcpy, restore (no -t)\n"
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
@@ -151,6 +157,13 @@ static void check_stack(uint64_t extra)
 		     (unsigned long long)rl.rlim_cur >> 10);
 }
 
+/*
+ * --floor copies what a thread here saves (128 bytes on x86-64): the
+ * context, the frames of cycle_thread and ustack_block, the extra bytes
+ * as its array of extra + 1 takes them.
+ */
+enum { FLOOR_FRAMES = 64 };
+
 /* Every size is checked before the first is timed. */
 static void run_sizes(const char *const *sizes, int nsizes, int threads,
 		      uint64_t rounds)
@@ -170,8 +183,15 @@ static void run_sizes(const char *const *sizes, int nsizes, int threads,
 	check_stack(most);
 	printf("%10s %10s\n", "saved B", "ns/switch");
 	for (int k = 0; k < nsizes; k++) {
-		double ns = ns_per_switch(threads, rounds, extra[k], &used);
+		double ns;
 
+		if (floor_only) {
+			used = (int)(floor_context + FLOOR_FRAMES +
+				     (extra[k] & ~(uint64_t)15));
+			ns = floor_ns(rounds, used, share_fpctl);
+		} else {
+			ns = ns_per_switch(threads, rounds, extra[k], &used);
+		}
 		printf("%10d %10.2f\n", used, ns);
 	}
 }
@@ -183,24 +203,35 @@ int main(int argc, char **argv)
 	const char *const *sizes = dflt;
 	int nsizes = sizeof dflt / sizeof dflt[0], i = 1;
 	uint64_t rounds = 10000000, threads = 2;
+	int threads_given = 0;
 
 	prog = argv[0];
 	for (; i < argc && (strcmp(argv[i], "-f") == 0 ||
+			    strcmp(argv[i], "--floor") == 0 ||
 			    strcmp(argv[i], "-n") == 0 ||
 			    strcmp(argv[i], "-t") == 0); i++) {
 		if (argv[i][1] == 'f') {
 			share_fpctl = 1;
 			continue;
 		}
+		if (argv[i][1] == '-') {
+			floor_only = 1;
+			continue;
+		}
 		if (i + 1 == argc)
 			usage_fail(prog, usage, "%s needs a value", argv[i]);
-		if (argv[i][1] == 'n')
+		if (argv[i][1] == 'n') {
 			rounds = arg_u64(prog, usage, "ROUNDS", argv[++i],
 					 1, BENCH_MAX_COUNT);
-		else
+		} else {
 			threads = arg_u64(prog, usage, "THREADS", argv[++i],
 					  1, 1 << 24);
+			threads_given = 1;
+		}
 	}
+	if (floor_only && threads_given)
+		usage_fail(prog, usage, "--floor runs no threads: -t means "
+			   "nothing with it");
 	if (i < argc) {
 		if (is_help(argv[i]))
 			help_exit(prog, usage);

@@ -211,8 +211,19 @@ done
 out=$(timeout 120 "$bin/switch" -n 100 -f -t 3 0 64 2>&1) &&
 	[[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 100 -f -t 3 0 64: -f among the options"
+# --floor copies as many bytes as a switch saves, each size.
+sizes() { timeout 120 "$bin/switch" "$@" 2>&1 | awk 'NR > 1 { print $1 }'; }
+want=$(sizes -n 1000 0 100 1000)
+[ "$(echo $want | wc -w)" = 3 ] &&
+	[ "$(sizes --floor -n 1000 0 100 1000)" = "$want" ] &&
+	[ "$(sizes -f --floor -n 1000 0 100 1000)" = "$want" ]
+ok $? "switch --floor [-f] copies what a switch saves: $(echo $want)"
+out=$(timeout 120 "$bin/switch" --floor -n 1000 0 2>&1) &&
+	[[ $(echo "$out" | tail -n 1) =~ ^\ +[0-9]+\ +[0-9]+\.[0-9]+$ ]]
+ok $? "switch --floor -n 1000 0 prints a size and a time"
 for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
-	 "-t x" "-n 10 -t 99999999" "-f -n" "-f --bogus"; do
+	 "-t x" "-n 10 -t 99999999" "-f -n" "-f --bogus" "--floor -n" \
+	 "--floor x" "--floor -t 3"; do
 	timeout 120 "$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
 	ok $? "switch $a exits 2"
 done
@@ -228,6 +239,8 @@ msg_is() {
 msg_is "THREADS: not a number from 1 to 16777216: '0'" "$bin/switch" -t 0
 msg_is "ROUNDS: not a number from 1 to 1099511627776: 'x'" "$bin/switch" -n x
 msg_is "EXTRA_BYTES: not a number from 0 to" "$bin/switch" -n 10 0 x
+msg_is "--floor runs no threads: -t means nothing with it" "$bin/switch" \
+	--floor -t 2 0
 out=$(timeout 120 "$bin/switch" -n 10 0 x 2>/dev/null)
 [ $? = 2 ] && [ -z "$out" ]
 ok $? "switch -n 10 0 x: fails before timing the good size"

@@ -1,0 +1,21 @@
+/*
+ * The floor of a switch by stack copying: see floor.c.
+ */
+#ifndef BENCH_FLOOR_H
+#define BENCH_FLOOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes a step pushes: the registers a switch saves, its return address. */
+extern const size_t floor_context;
+
+/*
+ * Nanoseconds a step, over 2 * rounds steps that each save `bytes` (at
+ * least floor_context, and floor_context more a multiple of 16); with
+ * share_fpctl the FP control state is not read, as with s_share_fpctl.
+ * Exits with a message if the buffers cannot be had.
+ */
+double floor_ns(uint64_t rounds, size_t bytes, int share_fpctl);
+
+#endif /* BENCH_FLOOR_H */
