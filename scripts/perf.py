@@ -172,15 +172,22 @@ def machine(args):
 
 
 def switch(args):
-    section("Switch: %s [-f] -n 5000000 0 (-f: the threads share the FP "
-            "control state)" % os.path.relpath(os.path.join(BIN, "switch")))
+    section("Switch: %s [-f] [--floor] -n 5000000 0 (-f: the threads share "
+            "the FP control state; --floor: the same saves and copies "
+            "without usched, the least a switch by copying costs here)"
+            % os.path.relpath(os.path.join(BIN, "switch")))
     saved = "%d" % switch_rows(run(["switch", "-n", 1000, 0])[0], 1)[0][0]
-    both = best([["switch", "-n", 5000000, 0],
-                 ["switch", "-f", "-n", 5000000, 0]], args.runs, 2)
-    for ns, how in zip(both, ("", " with -f")):
+    times = best([["switch", "-n", 5000000, 0],
+                  ["switch", "-f", "-n", 5000000, 0],
+                  ["switch", "--floor", "-n", 5000000, 0],
+                  ["switch", "--floor", "-f", "-n", 5000000, 0]],
+                 args.runs, 4)
+    for ns, floor, how in zip(times[:2], times[2:], ("", " with -f")):
         print("%s bytes saved: %s ns a switch%s   goal <= 12: %s" % (
             saved, show(ns), how,
             verdict(ns if isinstance(ns, float) else None, 12, False)))
+        print("    the same copies without usched (--floor): %s ns, the "
+              "switch %sx that" % (show(floor), show(ratio(floor, ns))))
 
 
 def ring_n8(args):

@@ -676,13 +676,14 @@ PERF_FAKES = {
     "ring-cpp": "echo 0.5",
     "ring-boost": "echo 2.0",
     "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
-    # 13 ns (12 with -f) + 1 ns per 100 extra bytes; twice that per byte in
-    # a cycle of more than 2 threads.
-    "switch": 't=2; b=13; while [ $# -gt 0 ]; do case "$1" in\n'
+    # 13 ns (12 with -f, 4 less with --floor) + 1 ns per 100 extra bytes;
+    # twice that per byte in a cycle of more than 2 threads.
+    "switch": 't=2; b=13; f=0; while [ $# -gt 0 ]; do case "$1" in\n'
               '-t) t=$2; shift 2;; -n) shift 2;; -f) b=12; shift;;\n'
-              '*) break;; esac; done\n'
+              '--floor) f=4; shift;; *) break;; esac; done\n'
               'echo "   saved B  ns/switch"; k=100; [ $t = 2 ] || k=50\n'
-              'for d in "$@"; do echo "$((128 + d)) $((b + d / k))"; done',
+              'for d in "$@"; do echo "$((128 + d)) $((b - f + d / k))"; '
+              'done',
     "create": "echo 20.0",
 }
 
@@ -760,6 +761,10 @@ def test_perf(tmp):
           and "128 bytes saved: 12.00 ns a switch with -f   goal <= 12: met"
           in out, "the switch figures, without and with -f, and verdicts",
           out)
+    check("    the same copies without usched (--floor): 9.00 ns, the switch "
+          "1.44x that" in out and "(--floor): 8.00 ns, the switch 1.50x "
+          "that" in out, "the floor beside each switch figure, and the "
+          "switch's ratio to it", out)
     check(out.count("0.50x MISSED") == 3 and out.count("2.00x met") == 3,
           "ring: 1 s against 0.5 s is 0.50x, against 2 s 2.00x, per R", out)
     check(out.count(" = 0.67x ") == 3,
