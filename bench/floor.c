@@ -14,7 +14,8 @@
  * in assembly, therefore keeps its state in memory above the copied bytes
  * and calls floor_step from one place only. Its first two steps fill each
  * buffer with its own copy; the steps after that copy out to one buffer
- * and in from the other, in turn.
+ * and in from the other, in turn. Both buffers start filled with a
+ * pattern that no stack holds, so a step that copied too little shows.
  *
  *	|  floor_loop's state    |
  *	+------------------------+
@@ -28,6 +29,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void floor_loop(void *a, void *b, uint64_t steps, size_t frame,
 		int share_fpctl);
@@ -207,20 +209,49 @@ __asm__(
 #error "the floor is written for x86-64 and aarch64 only"
 #endif
 
+enum { UNCOPIED = 0xa5 };
+
+/* A stack holds no word of all UNCOPIED bytes: one left was not copied. */
+static int copied_whole(const unsigned char *buf, size_t bytes)
+{
+	unsigned char left[8];
+
+	memset(left, UNCOPIED, sizeof left);
+	for (size_t i = 0; i + sizeof left <= bytes; i += sizeof left)
+		if (memcmp(buf + i, left, sizeof left) == 0)
+			return 0;
+	return 1;
+}
+
 double floor_ns(uint64_t rounds, size_t bytes, int share_fpctl)
 {
 	uint64_t steps = 2 * rounds + 2;
-	void *a = malloc(bytes), *b = malloc(bytes);
+	void *a, *b;
 	double secs;
 
+	if (bytes < floor_context || (bytes - floor_context) % 16 != 0) {
+		fprintf(stderr, "floor: %zu bytes do not make a stack of %zu "
+			"bytes of context and 16-byte frames\n", bytes,
+			floor_context);
+		exit(1);
+	}
+	a = malloc(bytes);
+	b = malloc(bytes);
 	if (a == NULL || b == NULL) {
 		fprintf(stderr, "floor: no memory for two buffers of %zu bytes\n",
 			bytes);
 		exit(1);
 	}
+	memset(a, UNCOPIED, bytes);
+	memset(b, UNCOPIED, bytes);
 	secs = bench_seconds();
 	floor_loop(a, b, steps, bytes - floor_context, share_fpctl);
 	secs = bench_seconds() - secs;
+	if (!copied_whole(a, bytes) || !copied_whole(b, bytes)) {
+		fprintf(stderr, "floor: a step did not copy all %zu bytes\n",
+			bytes);
+		exit(1);
+	}
 	free(a);
 	free(b);
 	return secs * 1e9 / (double)steps;

@@ -157,13 +157,6 @@ static void check_stack(uint64_t extra)
 		     (unsigned long long)rl.rlim_cur >> 10);
 }
 
-/*
- * --floor copies what a thread here saves (128 bytes on x86-64): the
- * context, the frames of cycle_thread and ustack_block, the extra bytes
- * as its array of extra + 1 takes them.
- */
-enum { FLOOR_FRAMES = 64 };
-
 /* Every size is checked before the first is timed. */
 static void run_sizes(const char *const *sizes, int nsizes, int threads,
 		      uint64_t rounds)
@@ -185,9 +178,8 @@ static void run_sizes(const char *const *sizes, int nsizes, int threads,
 	for (int k = 0; k < nsizes; k++) {
 		double ns;
 
-		if (floor_only) {
-			used = (int)(floor_context + FLOOR_FRAMES +
-				     (extra[k] & ~(uint64_t)15));
+		if (floor_only) {	/* as many bytes as a thread saves */
+			ns_per_switch(2, 1, extra[k], &used);
 			ns = floor_ns(rounds, used, share_fpctl);
 		} else {
 			ns = ns_per_switch(threads, rounds, extra[k], &used);

@@ -211,13 +211,14 @@ done
 out=$(timeout 120 "$bin/switch" -n 100 -f -t 3 0 64 2>&1) &&
 	[[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 100 -f -t 3 0 64: -f among the options"
-# --floor copies as many bytes as a switch saves, each size.
+# --floor copies as many bytes as a switch saves, each size, and exits 1
+# if a step left any of them uncopied.
 sizes() { timeout 120 "$bin/switch" "$@" 2>&1 | awk 'NR > 1 { print $1 }'; }
 want=$(sizes -n 1000 0 100 1000)
 [ "$(echo $want | wc -w)" = 3 ] &&
 	[ "$(sizes --floor -n 1000 0 100 1000)" = "$want" ] &&
 	[ "$(sizes -f --floor -n 1000 0 100 1000)" = "$want" ]
-ok $? "switch --floor [-f] copies what a switch saves: $(echo $want)"
+ok $? "switch --floor [-f] copies, whole, what a switch saves: $(echo $want)"
 out=$(timeout 120 "$bin/switch" --floor -n 1000 0 2>&1) &&
 	[[ $(echo "$out" | tail -n 1) =~ ^\ +[0-9]+\ +[0-9]+\.[0-9]+$ ]]
 ok $? "switch --floor -n 1000 0 prints a size and a time"
