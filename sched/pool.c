@@ -205,18 +205,21 @@ static struct sched_thread *thread_mem(struct proc *p, int own)
 	t = spare_claim(p);
 	if (t == NULL)
 		t = thread_carve(ps, &p->p_foreign);
-	if (t != NULL)
-		__atomic_fetch_add(&p->p_owed, 1, __ATOMIC_RELAXED);
+	if (t != NULL)	/* only under p_lock: no read-modify-write */
+		__atomic_store_n(&p->p_owed, p->p_owed + 1, __ATOMIC_RELAXED);
 	sched_unlock(&p->p_lock);
 	return t;
 }
 
-/* Keeps t, finished, for reuse: in p_spare if p owes one, else p_free. */
+/*
+ * Keeps t, finished, for reuse: in p_spare if p owes one (it has given
+ * back fewer than spawners took), else p_free.
+ */
 static void thread_reuse(struct proc *p, struct sched_thread *t)
 {
-	if (__builtin_expect(__atomic_load_n(&p->p_owed, __ATOMIC_RELAXED) >
-			     0, 0)) {
-		__atomic_fetch_sub(&p->p_owed, 1, __ATOMIC_RELAXED);
+	if (__builtin_expect(__atomic_load_n(&p->p_owed, __ATOMIC_RELAXED) !=
+			     p->p_repaid, 0)) {
+		p->p_repaid++;
 		spare_push(p, t);
 	} else {
 		t->t_next = p->p_free;

@@ -61,6 +61,7 @@ struct proc {
 	long                 p_live;	/* threads counted here: procs_own_enter */
 	long                 p_ended;	/* counts p keeps in ps_live for threads
 					 * that ended: procs_own_leave */
+	long                 p_repaid;	/* structs given back to p_spare */
 	struct arena         p_arena;	/* thread structs and small buffers */
 	void                *p_bufs[BUF_CLASSES];	/* free small buffers */
 	/* For threads spawned from elsewhere, on a line apart. */
@@ -68,7 +69,7 @@ struct proc {
 			     __attribute__((aligned(64)));
 	struct arena         p_foreign;	/* under p_lock */
 	struct sched_thread *p_spare;	/* structs given back for them */
-	long                 p_owed;	/* how many are to be (atomic) */
+	long                 p_owed;	/* structs taken for them (atomic) */
 };
 
 /* The schedulers: each one's slot in proc_current. */
