@@ -3,11 +3,12 @@
  * machine, without usched (switch --floor). A step does what uarch_switch
  * and uarch_resume do and nothing else. It pushes the callee-saved
  * registers and the FP control state (a marker instead with share_fpctl),
- * copies the bytes from its stack pointer up to its return address out to
- * one buffer with memcpy, copies another buffer back in over them, and
- * pops the registers from there. There is no dispatcher, no scheduler call
- * and no bookkeeping. The FP control state is not loaded back: the saved
- * one is the state in force, which uarch_resume also leaves alone.
+ * copies the bytes from its stack pointer to the end of that context (its
+ * return address included) out to one buffer with memcpy, copies another
+ * buffer back in over them, and pops the registers from there. There is no
+ * dispatcher, no scheduler call and no bookkeeping. The FP control state
+ * is not loaded back: the saved one is the state in force, which
+ * uarch_resume also leaves alone.
  *
  * Both buffers hold copies of a step's stack taken at the same call, with
  * the same registers, so a step returns where it was called. floor_loop,
