@@ -309,7 +309,7 @@ const struct sched_ops ll_ops = {
 	.so_wait  = ll_wait,
 	.so_wake  = ll_wake_any,
 	.so_self  = ll_self_any,
-	.so_done  = ustack_abort,
+	.so_done  = ll_done,
 	.so_fini  = ll_fini,
 	.so_stats = ll_stats,
 };

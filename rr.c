@@ -222,7 +222,7 @@ const struct sched_ops rr_ops = {
 	.so_wait  = rr_wait,
 	.so_wake  = rr_wake_any,
 	.so_self  = rr_self_any,
-	.so_done  = ustack_abort,
+	.so_done  = rr_done,
 	.so_fini  = rr_fini,
 	.so_stats = rr_stats,
 };

@@ -641,7 +641,10 @@ static void test_misc(void)
 	require(ops->so_spawn(doner, NULL, 0) != NULL);
 	ok(ops->so_init(1, 0) == -EBUSY, "%s: init again before fini: -EBUSY",
 	   ops->so_name);
+	tap_watchdog(30, "%s: a thread that called done() never ended",
+		     ops->so_name);
 	require(ops->so_fini() == 0);
+	tap_watchdog_off();
 	ok(before_done && !after_done && ops->so_stats(1, &st) == 0,
 	   "%s: done() ends the thread, on the first init's 2 processors",
 	   ops->so_name);
