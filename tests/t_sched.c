@@ -417,6 +417,10 @@ static void test_wake_finished(void)
 	require(ops->so_fini() == 0);
 	ok(finished_rc == -ESRCH, "%s: and from a thread: -ESRCH",
 	   ops->so_name);
+	/* fini freed the structs: the wake must not read them. */
+	rc = ops->so_wake(waker);
+	ok(rc == -ESRCH, "%s: waking a thread after fini: -ESRCH (got %d)",
+	   ops->so_name, rc);
 }
 
 /*
