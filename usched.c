@@ -11,44 +11,47 @@
  *
  * The stack grows down; higher addresses are drawn higher.
  *
- * usched_run() saves its caller's registers on the stack (the "home"
- * context); the first thread starts just below it:
+ * usched_run() saves its caller's registers in s_home (the "home"
+ * context); the first thread starts right below its caller's frames:
  *
  *	|  caller of usched_run  |
- *	+------------------------+
- *	|  home: saved registers |
- *	+========================+ <- s_bottom, also the home context's sp
+ *	+========================+ <- s_bottom: the caller's sp
  *	|  return to uarch_start |  thread A starts here: its
  *	|  A's function          |  function is called as a plain one
  *	|  ...                   |
- *	|  ustack_block()        |
- *	|  saved registers       |
- *	+------------------------+ <- sp at the block point
+ *	+------------------------+ <- sp: what A's ustack_block() had
+ *	|  return address        |  to A->u_ctx, with the callee-saved
+ *	+------------------------+  registers, by uarch_switch()
  *	|  usched_suspend()      |  runs below A's stack, so it can copy
  *	|  memcpy(), s_next()    |  [sp, bottom) out without touching it
  *	+------------------------+
  *
- * A's stack, exactly the bytes from its stack pointer to the bottom, goes
+ * A's frames, exactly the bytes from that stack pointer to the bottom, go
  * to A->u_stack; their number, A->u_used, also gives the stack pointer
- * back. Now s_next() names the next thread, B, which blocked earlier at
- * sp = bottom - B->u_used. Its saved bytes must go back to [sp, bottom),
- * and that range may cover the frames doing the work. So the stack pointer
- * is first moved to sp, below everything that is about to be written, and
- * only then is B's copy put back:
+ * back. The registers are not among them: stored apart, they are not
+ * copied twice, and the copy does not read them back a moment after they
+ * were stored, which a CPU cannot forward to its wide loads (it waits for
+ * the stores to reach the cache). Now s_next() names
+ * the next thread, B, which blocked earlier at sp = bottom - B->u_used.
+ * Its saved bytes must go back to [sp, bottom), and that range may cover
+ * the frames doing the work. So the stack pointer is first moved below
+ * sp, below everything that is about to be written, and only then is B's
+ * copy put back:
  *
  *	+========================+ <- s_bottom
  *	|  B's stack, being      |
  *	|  copied back in        |
  *	+------------------------+ <- sp = bottom - B->u_used
- *	|  memcpy()              |  nothing live above sp but the copy
- *	+------------------------+
+ *	|  memcpy()              |  nothing live above the stack
+ *	+------------------------+  pointer but the copy
  *
- * Then B's registers are popped from the top of its restored stack and B
- * returns from its ustack_block(). A switch is thus one save, one copy out,
- * one call of s_next(), one copy in and one return: there is no trip back
- * through a dispatcher loop. A new thread is started by moving the stack
- * pointer to the bottom and calling it; when s_next() returns NULL, the
- * home context is resumed and usched_run() returns.
+ * Then B's registers are loaded from B->u_ctx, its return address is put
+ * back below sp, and B returns from its ustack_block(). A switch is thus
+ * one save, one copy out, one call of s_next(), one copy in and one
+ * return: there is no trip back through a dispatcher loop. A new thread is
+ * started by moving the stack pointer to the bottom and calling it; when
+ * s_next() returns NULL, the home context is resumed the same way, with no
+ * bytes to copy, and usched_run() returns.
  *
  * At every instruction of a switch, the stack pointer is below every byte
  * that is live or being copied, so a signal handler, which runs below the
@@ -93,43 +96,52 @@ static __thread struct usched *usched_here
 /*
  * The architecture-specific primitives, in assembly at the end of this file.
  *
- * uarch_switch(arg, fn, bottom, share_fpctl): push the callee-saved
- *	registers and the FP control state (UARCH_FPCTL_NONE instead if
- *	share_fpctl), then call fn(arg, sp) with sp the resulting stack
- *	pointer. fn returns, in two registers, a struct uarch_to: an error
- *	(t_len < 0: pop them and return t_len), or the copy of the stack to
- *	switch to, which goes below bottom (NULL: below sp), as uarch_resume
- *	does. Returning the target to the assembly that saved the context,
- *	rather than jumping from deep inside fn, keeps calls and returns
- *	paired, so the CPU predicts the returns of the resumed thread; in
- *	registers, it is at hand at once.
- * uarch_resume(sp, buf, len, fpctl): set the stack pointer to sp, copy
- *	len bytes from buf to sp, pop the context uarch_switch pushed at sp
+ * uarch_switch(ctx, fn, bottom, share_fpctl, arg): store the callee-saved
+ *	registers, the return address and the FP control state
+ *	(UARCH_FPCTL_NONE instead if share_fpctl) in ctx, then call
+ *	fn(arg, sp) with sp the caller's stack pointer: the caller's frames
+ *	lie in [sp, bottom), and nothing of the context is among them, so
+ *	the copy does not read back what was just stored. fn returns, in two
+ *	registers, a struct uarch_to: an error (t_len < 0: return t_len; no
+ *	register has changed), or the context to switch to and the size of
+ *	its stack, which goes below bottom (NULL: sp), as uarch_resume does.
+ *	Returning the target to the assembly that saved the context, rather
+ *	than jumping from deep inside fn, keeps calls and returns paired, so
+ *	the CPU predicts the returns of the resumed thread; in registers, it
+ *	is at hand at once.
+ * uarch_resume(bottom, ctx, len, fpctl): set the stack pointer below
+ *	bottom - len, copy len bytes there from the buffer that follows ctx
+ *	(u_stack), load the registers from ctx, put its return address back
  *	and return 0 from that uarch_switch. The saved FP control state is
  *	loaded unless it is UARCH_FPCTL_NONE or equals fpctl, the state in
  *	force as uarch_switch saves it (or UARCH_FPCTL_NONE: not known), as
  *	loading is slow.
- * uarch_start(bottom, fn, arg, share_fpctl): unless share_fpctl, load the
- *	FP control state saved in the home context (uarch_switch's, at
- *	bottom); set the stack pointer to bottom and call fn(arg), then
- *	usched_exit().
+ * uarch_start(bottom, fn, arg, home): unless home is NULL, load the FP
+ *	control state saved in the context home; set the stack pointer to
+ *	bottom and call fn(arg), then usched_exit().
+ *
+ * A context is USCHED_CTX_WORDS words, first in struct ustack, followed by
+ * u_stack, which uarch_resume reads there.
  */
 struct uarch_to {
-	const void *t_buf;	/* the copy to put back, */
-	long        t_len;	/* its size, or -errno */
+	const void *t_ctx;	/* the context to resume, */
+	long        t_len;	/* the size of its stack, or -errno */
 };
+_Static_assert(offsetof(struct ustack, u_ctx) == 0 &&
+	       offsetof(struct ustack, u_stack) == sizeof(unsigned long) *
+	       USCHED_CTX_WORDS, "uarch_resume finds u_stack after u_ctx");
 
 typedef struct uarch_to ucont_t(void *arg, char *sp);
 
-HIDDEN int uarch_switch(void *arg, ucont_t *fn, char *bottom,
-			int share_fpctl);
+HIDDEN int uarch_switch(unsigned long *ctx, ucont_t *fn, char *bottom,
+			int share_fpctl, void *arg);
 enum { UARCH_FPCTL_NONE = -1 };	/* never a real state */
 
 HIDDEN __attribute__((noreturn))
-void uarch_resume(char *sp, const void *buf, size_t len, long fpctl);
+void uarch_resume(char *bottom, const void *ctx, size_t len, long fpctl);
 HIDDEN __attribute__((noreturn))
 void uarch_start(char *bottom, void (*fn)(void *), void *arg,
-		 int share_fpctl);
+		 const unsigned long *home);
 HIDDEN __attribute__((noreturn)) void usched_exit(void);
 
 /*
@@ -297,9 +309,9 @@ static int usched_stack_max(const struct usched *s)
 	return s->s_stack_max > 0 ? s->s_stack_max : USCHED_STACK_MAX_DEFAULT;
 }
 
-static inline struct uarch_to usched_to(const void *buf, long len)
+static inline struct uarch_to usched_to(const void *ctx, long len)
 {
-	return (struct uarch_to){ .t_buf = buf, .t_len = len };
+	return (struct uarch_to){ .t_ctx = ctx, .t_len = len };
 }
 
 /* s_next returned a thread that is not blocked: start it, or complain. */
@@ -322,7 +334,8 @@ static COLD SWITCHING struct uarch_to usched_start(struct usched *s,
 		s->s_self = u;
 		san_switch(s, u);
 		u->u_state = US_RUNNING;
-		uarch_start(s->s_bottom, f, arg, s->s_share_fpctl);
+		uarch_start(s->s_bottom, f, arg,
+			    s->s_share_fpctl ? NULL : s->s_home);
 	}
 	case US_RUNNING:
 		usched_panic("s_next returned thread %p, which is running",
@@ -343,7 +356,7 @@ static inline SWITCHING struct uarch_to usched_pick(struct usched *s)
 
 	if (u == NULL) {
 		san_switch(s, NULL);
-		return usched_to(NULL, 0);
+		return usched_to(s->s_home, 0);
 	}
 	if (unlikely(u->u_sched != s || u->u_state != US_BLOCKED))
 		return usched_start(s, u);
@@ -351,7 +364,7 @@ static inline SWITCHING struct uarch_to usched_pick(struct usched *s)
 	s->s_nr_blocked--;
 	san_switch(s, u);
 	u->u_state = US_RUNNING;
-	return usched_to(u->u_stack, u->u_used);
+	return usched_to(u->u_ctx, u->u_used);
 }
 
 static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
@@ -371,8 +384,7 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 	if (s->s_done != NULL)
 		s->s_done(s, u);
 	to = usched_pick(s);
-	uarch_resume(s->s_bottom - to.t_len, to.t_buf, to.t_len,
-		     UARCH_FPCTL_NONE);
+	uarch_resume(s->s_bottom, to.t_ctx, to.t_len, UARCH_FPCTL_NONE);
 }
 
 /* Called by uarch_start when a thread's function returns. */
@@ -451,7 +463,7 @@ static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 	return usched_pick(s);
 }
 
-/* Called by uarch_switch in usched_run: the home context is at sp. */
+/* Called by uarch_switch in usched_run: threads start at its caller's sp. */
 static SWITCHING struct uarch_to usched_enter(void *arg, char *sp)
 {
 	struct usched *s = arg;
@@ -489,7 +501,7 @@ void usched_run(struct usched *s)
 			     "on another native thread", (void *)s);
 	usched_here = s;
 	san_enter(s);
-	uarch_switch(s, &usched_enter, NULL, 0);
+	uarch_switch(s->s_home, &usched_enter, NULL, 0, s);
 	usched_here = NULL;
 	__atomic_store_n(&s->s_running, 0, __ATOMIC_RELEASE);
 }
@@ -526,7 +538,8 @@ int ustack_block(void)
 
 	if (u == NULL)
 		usched_panic("ustack_block() called outside a usched thread");
-	return uarch_switch(u, &usched_suspend, s->s_bottom, s->s_share_fpctl);
+	return uarch_switch(u->u_ctx, &usched_suspend, s->s_bottom,
+			    s->s_share_fpctl, u);
 }
 
 void ustack_abort(void)
@@ -540,11 +553,11 @@ void ustack_abort(void)
 
 /*
  * ======================== x86-64 ========================
- * Context pushed by uarch_switch, from the saved stack pointer up:
- *	+0 MXCSR, +4 x87 control word, +6 0xffff (or +0 all ones if the FP
- *	control state is shared), +8 r15 r14 r13 r12 rbx rbp, +56 return
- *	address.
- * The stack pointer is 16-byte aligned at +0.
+ * Context, as uarch_switch stores it: +0 rbx rbp r12 r13 r14 r15, +48
+ *	MXCSR, +52 x87 control word, +54 0xffff (or +48 all ones if the FP
+ *	control state is shared), +56 the return address; u_stack at +64.
+ * A saved stack starts where the return address was (its caller's sp),
+ * 16-byte aligned; the return address goes back below it on a resume.
  */
 #if defined(__x86_64__)
 #ifdef USCHED_ASAN
@@ -558,62 +571,44 @@ __asm__(
 	".hidden uarch_switch\n"
 	".type uarch_switch, @function\n"
 	".p2align 4\n"
-"uarch_switch:\n"
+"uarch_switch:\n"			/* (ctx, fn, bottom, share, arg) */
 	".cfi_startproc\n"
-	"pushq %rbp\n"
-	".cfi_adjust_cfa_offset 8\n"
-	".cfi_rel_offset %rbp, 0\n"
-	"pushq %rbx\n"
-	".cfi_adjust_cfa_offset 8\n"
-	".cfi_rel_offset %rbx, 0\n"
-	"pushq %r12\n"
-	".cfi_adjust_cfa_offset 8\n"
-	".cfi_rel_offset %r12, 0\n"
-	"pushq %r13\n"
-	".cfi_adjust_cfa_offset 8\n"
-	".cfi_rel_offset %r13, 0\n"
-	"pushq %r14\n"
-	".cfi_adjust_cfa_offset 8\n"
-	".cfi_rel_offset %r14, 0\n"
-	"pushq %r15\n"
-	".cfi_adjust_cfa_offset 8\n"
-	".cfi_rel_offset %r15, 0\n"
-	"pushq $-1\n"			/* UARCH_FPCTL_NONE */
-	".cfi_adjust_cfa_offset 8\n"
+	"movq %rbx, 0(%rdi)\n"
+	"movq %rbp, 8(%rdi)\n"
+	"movq %r12, 16(%rdi)\n"
+	"movq %r13, 24(%rdi)\n"
+	"movq %r14, 32(%rdi)\n"
+	"movq %r15, 40(%rdi)\n"
+	"movq (%rsp), %rax\n"
+	"movq %rax, 56(%rdi)\n"
+	"movq $-1, 48(%rdi)\n"		/* UARCH_FPCTL_NONE */
 	"testl %ecx, %ecx\n"
 	"jnz 2f\n"
-	"stmxcsr (%rsp)\n"
-	"fnstcw 4(%rsp)\n"
+	"stmxcsr 48(%rdi)\n"
+	"fnstcw 52(%rdi)\n"
 "2:\n"
-	"movq %rdx, %rbx\n"		/* the bottom, kept across fn */
-	"testq %rbx, %rbx\n"
-	"cmovzq %rsp, %rbx\n"
-	"movq %rsi, %rax\n"
-	"movq %rsp, %rsi\n"
-	"call *%rax\n"			/* t_buf in rax, t_len in rdx */
+	"leaq 8(%rsp), %rax\n"		/* the caller's sp: its frames */
+	"testq %rdx, %rdx\n"
+	"cmovzq %rax, %rdx\n"
+	"subq $24, %rsp\n"
+	".cfi_adjust_cfa_offset 24\n"
+	"movq %rdx, 0(%rsp)\n"		/* kept across fn: the bottom, */
+	"movq %rdi, 8(%rsp)\n"		/* ctx */
+	"movq %rsi, %r9\n"
+	"movq %r8, %rdi\n"
+	"movq %rax, %rsi\n"
+	"call *%r9\n"			/* t_ctx in rax, t_len in rdx */
 	"testq %rdx, %rdx\n"
 	"js 1f\n"
-	"movq (%rsp), %rcx\n"		/* the FP control state in force */
+	"movq 8(%rsp), %rcx\n"
+	"movq 48(%rcx), %rcx\n"		/* the FP control in force */
 	"movq %rax, %rsi\n"
-	"movq %rbx, %rdi\n"
-	"subq %rdx, %rdi\n"
+	"movq 0(%rsp), %rdi\n"
 	"jmp uarch_resume\n"
 "1:\n"
 	"movl %edx, %eax\n"
-	"addq $8, %rsp\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"popq %r15\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"popq %r14\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"popq %r13\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"popq %r12\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"popq %rbx\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"popq %rbp\n"
-	".cfi_adjust_cfa_offset -8\n"
+	"addq $24, %rsp\n"
+	".cfi_adjust_cfa_offset -24\n"
 	"ret\n"
 	".cfi_endproc\n"
 	".size uarch_switch, .-uarch_switch\n"
@@ -622,30 +617,35 @@ __asm__(
 	".hidden uarch_resume\n"
 	".type uarch_resume, @function\n"
 	".p2align 4\n"
-"uarch_resume:\n"
+"uarch_resume:\n"			/* (bottom, ctx, len, fpctl) */
 	".cfi_startproc\n"
 	".cfi_undefined %rip\n"		/* jumped to: backtraces end here */
-	"movq %rdi, %rsp\n"
-	"movq %rdi, %rbx\n"
-	"movq %rcx, %r12\n"		/* kept across the copy */
+	"movq %rsi, %rbx\n"		/* kept across the copy */
+	"movq %rcx, %r12\n"
+	"subq %rdx, %rdi\n"		/* the thread's sp */
+	"leaq -16(%rdi), %rsp\n"		/* below it and its return */
+	"movq %rdi, %r13\n"
 	"testq %rdx, %rdx\n"
 	"jz 1f\n"
+	"movq 64(%rbx), %rsi\n"		/* u_stack */
 	"call " UARCH_COPY "\n"
 "1:\n"
-	"cmpq (%rbx), %r12\n"
+	"cmpq 48(%rbx), %r12\n"
 	"je 2f\n"
-	"cmpq $-1, (%rbx)\n"		/* UARCH_FPCTL_NONE */
+	"cmpq $-1, 48(%rbx)\n"		/* UARCH_FPCTL_NONE */
 	"je 2f\n"
-	"ldmxcsr (%rbx)\n"
-	"fldcw 4(%rbx)\n"
+	"ldmxcsr 48(%rbx)\n"
+	"fldcw 52(%rbx)\n"
 "2:\n"
-	"leaq 8(%rbx), %rsp\n"
-	"popq %r15\n"
-	"popq %r14\n"
-	"popq %r13\n"
-	"popq %r12\n"
-	"popq %rbx\n"
-	"popq %rbp\n"
+	"leaq -8(%r13), %rsp\n"
+	"movq 56(%rbx), %rax\n"
+	"movq %rax, (%rsp)\n"
+	"movq 8(%rbx), %rbp\n"
+	"movq 16(%rbx), %r12\n"
+	"movq 24(%rbx), %r13\n"
+	"movq 32(%rbx), %r14\n"
+	"movq 40(%rbx), %r15\n"
+	"movq 0(%rbx), %rbx\n"
 	"xorl %eax, %eax\n"
 	"ret\n"
 	".cfi_endproc\n"
@@ -658,10 +658,10 @@ __asm__(
 "uarch_start:\n"
 	".cfi_startproc\n"
 	".cfi_undefined %rip\n"		/* backtraces end here */
-	"testl %ecx, %ecx\n"
-	"jnz 1f\n"
-	"ldmxcsr (%rdi)\n"
-	"fldcw 4(%rdi)\n"
+	"testq %rcx, %rcx\n"
+	"jz 1f\n"
+	"ldmxcsr 48(%rcx)\n"
+	"fldcw 52(%rcx)\n"
 "1:\n"
 	"movq %rdi, %rsp\n"
 	"movq %rdx, %rdi\n"
@@ -675,9 +675,9 @@ __asm__(
 
 /*
  * ======================== aarch64 ========================
- * Context pushed by uarch_switch, from the saved stack pointer up:
- *	+0 x19..x28, +80 x29 x30, +96 d8..d15, +160 FPCR (all ones if
- *	shared); 176 bytes.
+ * Context, as uarch_switch stores it: +0 x19..x28, +80 x29 x30 (the
+ *	return address), +96 d8..d15, +160 FPCR (all ones if shared); u_stack
+ *	at +176. A saved stack starts at the sp of uarch_switch's caller.
  */
 #elif defined(__aarch64__)
 #ifdef USCHED_ASAN
@@ -691,64 +691,46 @@ __asm__(
 	".hidden uarch_switch\n"
 	".type uarch_switch, %function\n"
 	".p2align 4\n"
-"uarch_switch:\n"
+"uarch_switch:\n"			/* (ctx, fn, bottom, share, arg) */
 	".cfi_startproc\n"
-	"sub sp, sp, #176\n"
-	".cfi_def_cfa_offset 176\n"
-	"stp x19, x20, [sp, #0]\n"
-	"stp x21, x22, [sp, #16]\n"
-	"stp x23, x24, [sp, #32]\n"
-	"stp x25, x26, [sp, #48]\n"
-	"stp x27, x28, [sp, #64]\n"
-	"stp x29, x30, [sp, #80]\n"
-	"stp d8, d9, [sp, #96]\n"
-	"stp d10, d11, [sp, #112]\n"
-	"stp d12, d13, [sp, #128]\n"
-	"stp d14, d15, [sp, #144]\n"
-	/* all of them: debuggers show the callers' values (x19 changes) */
-	".cfi_offset x19, -176\n"
-	".cfi_offset x20, -168\n"
-	".cfi_offset x21, -160\n"
-	".cfi_offset x22, -152\n"
-	".cfi_offset x23, -144\n"
-	".cfi_offset x24, -136\n"
-	".cfi_offset x25, -128\n"
-	".cfi_offset x26, -120\n"
-	".cfi_offset x27, -112\n"
-	".cfi_offset x28, -104\n"
-	".cfi_offset x29, -96\n"
-	".cfi_offset x30, -88\n"
-	".cfi_offset d8, -80\n"
-	".cfi_offset d9, -72\n"
-	".cfi_offset d10, -64\n"
-	".cfi_offset d11, -56\n"
-	".cfi_offset d12, -48\n"
-	".cfi_offset d13, -40\n"
-	".cfi_offset d14, -32\n"
-	".cfi_offset d15, -24\n"
+	"stp x19, x20, [x0, #0]\n"
+	"stp x21, x22, [x0, #16]\n"
+	"stp x23, x24, [x0, #32]\n"
+	"stp x25, x26, [x0, #48]\n"
+	"stp x27, x28, [x0, #64]\n"
+	"stp x29, x30, [x0, #80]\n"
+	"stp d8, d9, [x0, #96]\n"
+	"stp d10, d11, [x0, #112]\n"
+	"stp d12, d13, [x0, #128]\n"
+	"stp d14, d15, [x0, #144]\n"
 	"mov x9, #-1\n"			/* UARCH_FPCTL_NONE */
 	"cbnz w3, 3f\n"
 	"mrs x9, fpcr\n"
 "3:\n"
-	"str x9, [sp, #160]\n"
-	"mov x19, x2\n"			/* the bottom, kept across fn */
-	"cbnz x19, 2f\n"
-	"mov x19, sp\n"
+	"str x9, [x0, #160]\n"
+	"mov x10, sp\n"			/* the caller's frames */
+	"cbnz x2, 2f\n"
+	"mov x2, x10\n"
 "2:\n"
+	"stp x29, x30, [sp, #-32]!\n"
+	".cfi_def_cfa_offset 32\n"
+	".cfi_offset x29, -32\n"
+	".cfi_offset x30, -24\n"
+	"stp x2, x0, [sp, #16]\n"		/* bottom and ctx, kept */
 	"mov x9, x1\n"
-	"mov x1, sp\n"
-	"blr x9\n"			/* t_buf in x0, t_len in x1 */
+	"mov x0, x4\n"
+	"mov x1, x10\n"
+	"blr x9\n"			/* t_ctx in x0, t_len in x1 */
 	"tbnz x1, #63, 1f\n"
-	"ldr x3, [sp, #160]\n"		/* the FP control state in force */
+	"ldp x9, x3, [sp, #16]\n"
+	"ldr x3, [x3, #160]\n"		/* the FP control in force */
 	"mov x2, x1\n"
 	"mov x1, x0\n"
-	"sub x0, x19, x2\n"
+	"mov x0, x9\n"
 	"b uarch_resume\n"
 "1:\n"
 	"mov x0, x1\n"
-	"ldr x19, [sp, #0]\n"		/* only x19 and x30 changed */
-	"ldp x29, x30, [sp, #80]\n"
-	"add sp, sp, #176\n"
+	"ldp x29, x30, [sp], #32\n"
 	".cfi_def_cfa_offset 0\n"
 	"ret\n"
 	".cfi_endproc\n"
@@ -758,34 +740,34 @@ __asm__(
 	".hidden uarch_resume\n"
 	".type uarch_resume, %function\n"
 	".p2align 4\n"
-"uarch_resume:\n"
+"uarch_resume:\n"			/* (bottom, ctx, len, fpctl) */
 	".cfi_startproc\n"
 	".cfi_undefined x30\n"		/* jumped to: backtraces end here */
+	"mov x19, x1\n"			/* kept across the copy */
+	"mov x20, x3\n"
+	"sub x0, x0, x2\n"		/* the thread's sp */
 	"mov sp, x0\n"
-	"mov x19, x0\n"
-	"mov x20, x3\n"			/* kept across the copy */
 	"cbz x2, 1f\n"
+	"ldr x1, [x19, #176]\n"		/* u_stack */
 	"bl " UARCH_COPY "\n"
 "1:\n"
-	"mov sp, x19\n"
-	"ldr x9, [sp, #160]\n"
+	"ldr x9, [x19, #160]\n"
 	"cmp x9, x20\n"
 	"b.eq 2f\n"
 	"cmn x9, #1\n"			/* UARCH_FPCTL_NONE */
 	"b.eq 2f\n"
 	"msr fpcr, x9\n"
 "2:\n"
-	"ldp x19, x20, [sp, #0]\n"
-	"ldp x21, x22, [sp, #16]\n"
-	"ldp x23, x24, [sp, #32]\n"
-	"ldp x25, x26, [sp, #48]\n"
-	"ldp x27, x28, [sp, #64]\n"
-	"ldp x29, x30, [sp, #80]\n"
-	"ldp d8, d9, [sp, #96]\n"
-	"ldp d10, d11, [sp, #112]\n"
-	"ldp d12, d13, [sp, #128]\n"
-	"ldp d14, d15, [sp, #144]\n"
-	"add sp, sp, #176\n"
+	"ldp x21, x22, [x19, #16]\n"
+	"ldp x23, x24, [x19, #32]\n"
+	"ldp x25, x26, [x19, #48]\n"
+	"ldp x27, x28, [x19, #64]\n"
+	"ldp x29, x30, [x19, #80]\n"
+	"ldp d8, d9, [x19, #96]\n"
+	"ldp d10, d11, [x19, #112]\n"
+	"ldp d12, d13, [x19, #128]\n"
+	"ldp d14, d15, [x19, #144]\n"
+	"ldp x19, x20, [x19, #0]\n"
 	"mov x0, #0\n"
 	"ret\n"
 	".cfi_endproc\n"
@@ -798,8 +780,8 @@ __asm__(
 "uarch_start:\n"
 	".cfi_startproc\n"
 	".cfi_undefined x30\n"		/* backtraces end here */
-	"cbnz w3, 1f\n"
-	"ldr x9, [x0, #160]\n"
+	"cbz x3, 1f\n"
+	"ldr x9, [x3, #160]\n"
 	"msr fpcr, x9\n"
 "1:\n"
 	"mov sp, x0\n"

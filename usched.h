@@ -29,6 +29,14 @@ extern "C" {
 
 struct ustack;
 
+/* Words of a saved context: callee-saved registers, return address, FP
+ * control state. */
+#if defined(__aarch64__)
+#define USCHED_CTX_WORDS 22
+#else
+#define USCHED_CTX_WORDS 8
+#endif
+
 /* Default limit on the stack a thread may have in use when it blocks. */
 enum { USCHED_STACK_MAX_DEFAULT = 1 << 20 };
 
@@ -61,8 +69,7 @@ struct usched {
 	int              s_max_used;
 
 	/* Private to usched.c. */
-	/* Where every thread's stack begins; the saved context of usched_run's
-	 * caller sits right above it, so it is also that context's pointer. */
+	/* Where every thread's stack begins: usched_run's caller's sp. */
 	char            *s_bottom;
 	struct ustack   *s_self;     /* the running thread */
 	struct ustack   *s_blocked;  /* the thread that blocked, for s_next */
@@ -70,6 +77,8 @@ struct usched {
 	int              s_nr_blocked; /* threads blocked, to be resumed */
 	void            *s_san_home; /* sanitizer state of usched_run's caller */
 	void            *s_san_dead; /* sanitizer state of a finished thread */
+	unsigned long    s_home[USCHED_CTX_WORDS]; /* usched_run's caller's
+						    * registers */
 };
 
 /*
@@ -77,8 +86,10 @@ struct usched {
  * once it ran share their place.
  */
 struct ustack {
-	struct usched *u_sched;
+	unsigned long  u_ctx[USCHED_CTX_WORDS]; /* private: the registers
+						  * of a blocked thread */
 	void          *u_stack;      /* saved-stack buffer */
+	struct usched *u_sched;
 	int            u_len;        /* its size */
 	int            u_state;      /* private: enum ustack_state in usched.c */
 	union {
