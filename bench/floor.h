@@ -7,14 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes a step pushes: the registers a switch saves, its return address. */
+/* Bytes of a buffer's context: the registers a switch saves, its return
+ * address and the FP control state. */
 extern const size_t floor_context;
 
 /*
  * Nanoseconds a step, over 2 * rounds steps that each save `bytes`; with
  * share_fpctl the FP control state is not read, as with s_share_fpctl.
- * Exits with a message if bytes is not floor_context more a multiple of
- * 16, or if the buffers cannot be had.
+ * Exits with a message if bytes is not a multiple of 16, or if the
+ * buffers cannot be had.
  */
 double floor_ns(uint64_t rounds, size_t bytes, int share_fpctl);
 
