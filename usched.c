@@ -442,7 +442,7 @@ static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 		     (unsigned long)u->u_len)) {
 		int err;
 
-		if (used <= 0)
+		if (used < 0)	/* above the bottom; 0 bytes never get here */
 			usched_panic("ustack_block() called on another stack "
 				     "than its thread's (a signal handler's?)");
 		err = ustack_grow(u, used);
