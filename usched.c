@@ -31,12 +31,13 @@
  * back. The registers are not among them: stored apart, they are not
  * copied twice, and the copy does not read them back a moment after they
  * were stored, which a CPU cannot forward to its wide loads (it waits for
- * the stores to reach the cache). Now s_next() names
- * the next thread, B, which blocked earlier at sp = bottom - B->u_used.
- * Its saved bytes must go back to [sp, bottom), and that range may cover
- * the frames doing the work. So the stack pointer is first moved below
- * sp, below everything that is about to be written, and only then is B's
- * copy put back:
+ * the stores to reach the cache).
+ *
+ * Now s_next() names the next thread, B, which blocked earlier at
+ * sp = bottom - B->u_used. Its saved bytes must go back to [sp, bottom),
+ * and that range may cover the frames doing the work. So the stack
+ * pointer is first moved below sp, below everything that is about to be
+ * written, and only then is B's copy put back:
  *
  *	+========================+ <- s_bottom
  *	|  B's stack, being      |
