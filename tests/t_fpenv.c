@@ -45,6 +45,15 @@ static void set_sse_rounding(int mode)
 #endif
 }
 
+/*
+ * The rounding mode if the x87 and SSE units agree on it (aarch64 has one
+ * unit), or -2.
+ */
+static int both_rounding(void)
+{
+	return sse_rounding() == fegetround() ? fegetround() : -2;
+}
+
 enum { THREADS = 7 };
 static int seen[THREADS][2];
 
@@ -54,7 +63,7 @@ static void rounder(void *arg)
 	int *mine = arg;
 	int sse = mine[2] >= 0 ? mine[2] : mine[1];
 
-	seen[mine[0]][0] = fegetround();
+	seen[mine[0]][0] = both_rounding();
 	fesetround(mine[1]);
 	if (mine[2] >= 0)
 		set_sse_rounding(mine[2]);
@@ -120,7 +129,7 @@ static void setter(void *arg)
 static void newcomer(void *arg)
 {
 	(void)arg;
-	newcomer_mode = sse_rounding() == fegetround() ? fegetround() : -2;
+	newcomer_mode = both_rounding();
 }
 
 static void test_shared_start(void)
@@ -175,8 +184,9 @@ int main(void)
 		tsched_spawn(&ts, rounder, args[i]);
 	tsched_run(&ts);
 	for (int i = 0; i < THREADS; i++) {
-		ok(seen[i][0] == FE_TONEAREST,
-		   "thread %d started with the caller's rounding mode", i);
+		ok(seen[i][0] == FE_TONEAREST, "thread %d started with the "
+		   "caller's rounding mode in both units (got %d)", i,
+		   seen[i][0]);
 		ok(seen[i][1], "thread %d kept its own rounding mode", i);
 	}
 	caller_mode_back("from its threads");
