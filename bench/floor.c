@@ -41,8 +41,8 @@ void floor_loop(void *a, void *b, uint64_t steps, size_t bytes,
 
 /*
  * ======================== x86-64 ========================
- * The context as uarch_switch pushes it: rbp rbx r12-r15, MXCSR and the
- * x87 control word (or all ones); with the return address, 64 bytes.
+ * The context as uarch_switch stores it: rbx rbp r12-r15, MXCSR and the
+ * x87 control word (or all ones), the return address; 64 bytes.
  */
 #if defined(__x86_64__)
 const size_t floor_context = 64;
