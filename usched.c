@@ -36,7 +36,7 @@
  * Now s_next() names the next thread, B, which blocked earlier at
  * sp = bottom - B->u_used. Its saved bytes must go back to [sp, bottom),
  * and that range may cover the frames doing the work. So the stack
- * pointer is first moved below sp, below everything that is about to be
+ * pointer is first moved to sp, below everything that is about to be
  * written, and only then is B's copy put back:
  *
  *	+========================+ <- s_bottom
@@ -110,7 +110,7 @@ static __thread struct usched *usched_here
  *	than jumping from deep inside fn, keeps calls and returns paired, so
  *	the CPU predicts the returns of the resumed thread; in registers, it
  *	is at hand at once.
- * uarch_resume(bottom, ctx, len, fpctl): set the stack pointer below
+ * uarch_resume(bottom, ctx, len, fpctl): set the stack pointer to
  *	bottom - len, copy len bytes there from the buffer that follows ctx
  *	(u_stack), load the registers from ctx, put its return address back
  *	and return 0 from that uarch_switch. The saved FP control state is
@@ -624,8 +624,7 @@ __asm__(
 	"movq %rsi, %rbx\n"		/* kept across the copy */
 	"movq %rcx, %r12\n"
 	"subq %rdx, %rdi\n"		/* the thread's sp */
-	"leaq -16(%rdi), %rsp\n"		/* below it and its return */
-	"movq %rdi, %r13\n"
+	"movq %rdi, %rsp\n"
 	"testq %rdx, %rdx\n"
 	"jz 1f\n"
 	"movq 64(%rbx), %rsi\n"		/* u_stack */
@@ -638,9 +637,7 @@ __asm__(
 	"ldmxcsr 48(%rbx)\n"
 	"fldcw 52(%rbx)\n"
 "2:\n"
-	"leaq -8(%r13), %rsp\n"
-	"movq 56(%rbx), %rax\n"
-	"movq %rax, (%rsp)\n"
+	"pushq 56(%rbx)\n"		/* the return address */
 	"movq 8(%rbx), %rbp\n"
 	"movq 16(%rbx), %r12\n"
 	"movq 24(%rbx), %r13\n"
