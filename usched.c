@@ -36,8 +36,8 @@
  * Now s_next() names the next thread, B, which blocked earlier at
  * sp = bottom - B->u_used. Its saved bytes must go back to [sp, bottom),
  * and that range may cover the frames doing the work. So the stack
- * pointer is first moved to sp, below everything that is about to be
- * written, and only then is B's copy put back:
+ * pointer is first moved to sp, so that everything about to be written
+ * lies above it, and only then is B's copy put back:
  *
  *	+========================+ <- s_bottom
  *	|  B's stack, being      |
@@ -54,9 +54,9 @@
  * s_next() returns NULL, the home context is resumed the same way, with no
  * bytes to copy, and usched_run() returns.
  *
- * At every instruction of a switch, the stack pointer is below every byte
- * that is live or being copied, so a signal handler, which runs below the
- * stack pointer, may fire anywhere.
+ * At every instruction of a switch, no byte that is live or being copied
+ * lies below the stack pointer, so a signal handler, which runs below it,
+ * may fire anywhere.
  *
  * Registers: the callee-saved registers and the floating-point control
  * state (x86-64: MXCSR and the x87 control word; aarch64: FPCR), which the
