@@ -3,13 +3,18 @@
  * stack. A cycle of threads (two by default) hand control on, each to the
  * next; each keeps `extra` bytes live in its frame, so every switch copies
  * the stack out and back in. With many threads the copies come from
- * farther caches, as in a ring of as many. With -f the threads share the
- * floating-point control state (s_share_fpctl), which a switch then
- * neither saves nor restores. With --floor it times the same copies with
- * no usched at all (floor.c): what a switch by stack copying costs at the
- * least on this machine.
+ * farther caches, as in a ring of as many. With -s STRIDE they take their
+ * turns as a ring of THREADS / STRIDE cycles of STRIDE threads does (thread
+ * j of every cycle, then thread j + 1), over buffers handed out first, in
+ * address order, as that ring's are: the hardware prefetchers follow a
+ * cycle through memory in address order, not in that one. With -f the
+ * threads share the floating-point control state (s_share_fpctl), which a
+ * switch then neither saves nor restores. With --floor it times the same
+ * copies with no usched at all (floor.c): what a switch by stack copying
+ * costs at the least on this machine.
  *
- * usage: switch [-n ROUNDS] [-t THREADS] [-f] [--floor] [EXTRA_BYTES...]
+ * usage: switch [-n ROUNDS] [-t THREADS] [-s STRIDE] [-f] [--floor]
+ *               [EXTRA_BYTES...]
  */
 #include "../usched.h"
 #include "args.h"
@@ -30,6 +35,9 @@ struct cycle {
 	uint64_t       c_rounds;
 	size_t         c_extra;
 	int            c_n;
+	int            c_stride;	/* turns go c_stride threads on */
+	int            c_allocs;	/* buffers usched asked for */
+	int            c_asked;		/* the largest of them */
 	int            c_error;	/* a block's -errno; 1: a stack changed */
 	int            c_finished;
 };
@@ -44,13 +52,30 @@ static struct ustack *cycle_next(struct usched *s)
 }
 
 /*
- * Out of line, so that the thread's frame, which every switch copies, keeps
- * only what its loop needs.
+ * The thread c_stride on from u, or past the last, the one after u's
+ * first: thread j of every ring cycle, then thread j + 1. Out of line, so
+ * that the thread's frame, which every switch copies, keeps only what its
+ * loop needs.
  */
 static __attribute__((noinline)) struct ustack *cycle_after(struct cycle *c,
 							    struct ustack *u)
 {
-	return u + 1 < c->c_u + c->c_n ? u + 1 : c->c_u;
+	int k = (int)(u - c->c_u), stride = c->c_stride;
+
+	if (k + stride < c->c_n)
+		return u + stride;
+	return c->c_u + (k % stride + 1) % stride;
+}
+
+/* s_alloc: the sizes tell what to hand out, the count that none grew. */
+static void *cycle_alloc(struct usched *s, int size)
+{
+	struct cycle *c = (struct cycle *)s;
+
+	c->c_allocs++;
+	if (size > c->c_asked)
+		c->c_asked = size;
+	return malloc(size);
 }
 
 static __attribute__((noinline)) void cycle_end(struct cycle *c,
@@ -96,23 +121,35 @@ void fail(const char *fmt, ...)
 	exit(1);
 }
 
-static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
-			    int *used)
+/*
+ * Times a cycle; sets *used and *asked, the largest buffer usched asked
+ * for. With buf > 0 each thread starts with a buffer of buf bytes, handed
+ * out in address order, and none may have to grow: the order would be
+ * lost.
+ */
+static double ns_per_switch(int threads, int stride, uint64_t rounds,
+			    size_t extra, int buf, int *used, int *asked)
 {
 	struct cycle c = {
-		.c_s = { .s_next = cycle_next, .s_alloc = bench_alloc,
+		.c_s = { .s_next = cycle_next, .s_alloc = cycle_alloc,
 			 .s_free = bench_free, .s_share_fpctl = share_fpctl },
 		.c_u = calloc(threads, sizeof(struct ustack)),
 		.c_rounds = rounds,
 		.c_extra = extra,
 		.c_n = threads,
+		.c_stride = stride,
 	};
 	double secs;
 
 	if (c.c_u == NULL)
 		fail("no memory for %d threads", threads);
-	for (int i = 0; i < threads; i++)
-		ustack_init(&c.c_u[i], &c.c_s, cycle_thread, &c, NULL, 0);
+	for (int i = 0; i < threads; i++) {
+		void *stack = buf > 0 ? malloc(buf) : NULL;
+
+		if (buf > 0 && stack == NULL)
+			fail("no memory for %d threads' stacks", threads);
+		ustack_init(&c.c_u[i], &c.c_s, cycle_thread, &c, stack, buf);
+	}
 	c.c_next = &c.c_u[0];
 	secs = bench_seconds();
 	usched_run(&c.c_s);
@@ -124,18 +161,23 @@ static double ns_per_switch(int threads, uint64_t rounds, size_t extra,
 	if (c.c_finished != threads)
 		fail("%d of %d threads did not finish",
 		     threads - c.c_finished, threads);
+	if (buf > 0 && c.c_allocs > 0)
+		fail("a thread outgrew its first buffer of %d B", buf);
 	*used = c.c_s.s_max_used;
+	*asked = c.c_asked;
 	free(c.c_u);
 	return secs * 1e9 / ((double)threads * rounds);
 }
 
 static const char usage[] =
-	"[-n ROUNDS] [-t THREADS] [-f] [--floor] [EXTRA_BYTES...]\n"
+	"[-n ROUNDS] [-t THREADS] [-s STRIDE] [-f] [--floor] [EXTRA_BYTES...]\n"
 	"  -n ROUNDS    hand-overs per thread and size (default 10000000)\n"
 	"  -t THREADS   threads in the cycle (default 2)\n"
+	"  -s STRIDE    each hands on to the one STRIDE buffers on, as a ring\n"
+	"               of THREADS/STRIDE cycles does (default 1: the next)\n"
 	"  -f           threads share the FP control state (s_share_fpctl)\n"
 	"  --floor      no usched: only save the registers, copy as many bytes\n"
-	"               out and other bytes in with memcpy, restore (no -t)\n"
+	"               out and other bytes in with memcpy, restore (no -t, -s)\n"
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 
@@ -159,7 +201,7 @@ static void check_stack(uint64_t extra)
 
 /* Every size is checked before the first is timed. */
 static void run_sizes(const char *const *sizes, int nsizes, int threads,
-		      uint64_t rounds)
+		      int stride, uint64_t rounds)
 {
 	uint64_t extra[nsizes], most = 0;
 	int used;
@@ -177,13 +219,16 @@ static void run_sizes(const char *const *sizes, int nsizes, int threads,
 	printf("%10s %10s\n", "saved B", "ns/switch");
 	for (int k = 0; k < nsizes; k++) {
 		double ns;
+		int asked;
 
-		if (floor_only) {	/* as many bytes as a thread saves */
-			ns_per_switch(2, 1, extra[k], &used);
+		/* what a thread saves, and the buffer usched gives it */
+		ns_per_switch(2, 1, 1, extra[k], 0, &used, &asked);
+		if (floor_only)
 			ns = floor_ns(rounds, used, share_fpctl);
-		} else {
-			ns = ns_per_switch(threads, rounds, extra[k], &used);
-		}
+		else	/* in the order of their first turns, unless -s */
+			ns = ns_per_switch(threads, stride, rounds, extra[k],
+					   stride > 1 ? asked : 0, &used,
+					   &asked);
 		printf("%10d %10.2f\n", used, ns);
 	}
 }
@@ -194,14 +239,15 @@ int main(int argc, char **argv)
 					    "4096", "8192" };
 	const char *const *sizes = dflt;
 	int nsizes = sizeof dflt / sizeof dflt[0], i = 1;
-	uint64_t rounds = 10000000, threads = 2;
-	int threads_given = 0;
+	uint64_t rounds = 10000000, threads = 2, stride = 1;
+	const char *cycle_option = NULL;	/* -t or -s, if given */
 
 	prog = argv[0];
 	for (; i < argc && (strcmp(argv[i], "-f") == 0 ||
 			    strcmp(argv[i], "--floor") == 0 ||
 			    strcmp(argv[i], "-n") == 0 ||
-			    strcmp(argv[i], "-t") == 0); i++) {
+			    strcmp(argv[i], "-t") == 0 ||
+			    strcmp(argv[i], "-s") == 0); i++) {
 		if (argv[i][1] == 'f') {
 			share_fpctl = 1;
 			continue;
@@ -215,15 +261,23 @@ int main(int argc, char **argv)
 		if (argv[i][1] == 'n') {
 			rounds = arg_u64(prog, usage, "ROUNDS", argv[++i],
 					 1, BENCH_MAX_COUNT);
-		} else {
+			continue;
+		}
+		cycle_option = argv[i];
+		if (argv[i][1] == 't')
 			threads = arg_u64(prog, usage, "THREADS", argv[++i],
 					  1, 1 << 24);
-			threads_given = 1;
-		}
+		else
+			stride = arg_u64(prog, usage, "STRIDE", argv[++i],
+					 1, 1 << 24);
 	}
-	if (floor_only && threads_given)
-		usage_fail(prog, usage, "--floor runs no threads: -t means "
-			   "nothing with it");
+	if (floor_only && cycle_option != NULL)
+		usage_fail(prog, usage, "--floor runs no threads: %s means "
+			   "nothing with it", cycle_option);
+	if (threads % stride != 0)
+		usage_fail(prog, usage, "STRIDE %llu does not divide THREADS "
+			   "%llu into cycles", (unsigned long long)stride,
+			   (unsigned long long)threads);
 	if (i < argc) {
 		if (is_help(argv[i]))
 			help_exit(prog, usage);
@@ -232,6 +286,6 @@ int main(int argc, char **argv)
 		sizes = (const char *const *)argv + i;
 		nsizes = argc - i;
 	}
-	run_sizes(sizes, nsizes, (int)threads, rounds);
+	run_sizes(sizes, nsizes, (int)threads, (int)stride, rounds);
 	return 0;
 }

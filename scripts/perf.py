@@ -384,12 +384,12 @@ def switch_rows(out, n):
     return [(number(a, "switch"), number(b, "switch")) for a, b in rows]
 
 
-def switch_slopes(threads, runs):
+def switch_slopes(threads, runs, stride=1):
     """ns per extra KiB saved, switch benchmark with D=1000 and 10000."""
     saved = None
     for _ in range(runs):  # the best of each size
-        sw = run(["switch", "-t", threads, "-n", max(1, 2000000 // threads),
-                  0, 1000, 10000])[0]
+        sw = run(["switch", "-t", threads, "-s", stride,
+                  "-n", max(1, 2000000 // threads), 0, 1000, 10000])[0]
         now = switch_rows(sw, 3)
         saved = now if saved is None else [
             (a, min(b, c)) for (a, b), (_, c) in zip(saved, now)]
@@ -404,7 +404,7 @@ def extra_bytes(args):
     section("Extra stack D: ns per extra KiB saved per switch, ring (ll, "
             "N=8) against the switch benchmark (goal: no more); and against "
             "a switch cycle of as many threads as the ring, whose copies "
-            "come from the same caches")
+            "come from the same caches, in address order and in the ring's")
     slope = switch_slopes(2, args.runs)
     n = 8
     for r in (2, 100):
@@ -412,6 +412,7 @@ def extra_bytes(args):
         t = best([["ring", "--sched", "ll", n, r, m, d, 1]
                   for d in (0, 1000, 10000)], args.runs, 3)
         same = switch_slopes(n * r, args.runs)
+        order = switch_slopes(n * r, args.runs, n)
         switches, base = ring_switches(n, r, m, 0)
         for i, d in ((1, 1000), (2, 10000)):
             ring_kib = (ring_switches(n, r, 2, d)[1] - base) / 1024
@@ -422,10 +423,11 @@ def extra_bytes(args):
             # A cost or slope <= 0 (noise: D=1000 ran faster) has no ratio.
             x = ratio(slope[i - 1], ring_ns)
             print("R=%-3d D=%-5d ring %.1f ns/KiB, switch %.1f -> %s %s; "
-                  "%d threads %.1f -> %s" % (
+                  "%d threads %.1f -> %s, ring's order %.1f -> %s" % (
                       r, d, ring_ns, slope[i - 1], show(x),
                       verdict(x, 1.0, False), n * r, same[i - 1],
-                      show(ratio(same[i - 1], ring_ns))))
+                      show(ratio(same[i - 1], ring_ns)), order[i - 1],
+                      show(ratio(order[i - 1], ring_ns))))
 
 
 def create(args):

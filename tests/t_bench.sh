@@ -208,6 +208,13 @@ for t in 1 3 1000; do
 		[[ $(echo "$out" | wc -l) = 2 ]]
 	ok $? "switch -t $t -n 100 0 runs a cycle of $t threads"
 done
+# At a stride the threads must still take turns in one cycle: one left
+# out would not finish, and the run would fail.
+for a in "-t 12 -s 4" "-s 6 -t 12" "-t 12 -s 12" "-t 7 -s 1"; do
+	out=$(timeout 120 "$bin/switch" $a -n 100 0 1000 2>&1) &&
+		[[ $(echo "$out" | wc -l) = 3 ]]
+	ok $? "switch $a -n 100 0 1000 runs every thread of the cycle"
+done
 out=$(timeout 120 "$bin/switch" -n 100 -f -t 3 0 64 2>&1) &&
 	[[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 100 -f -t 3 0 64: -f among the options"
@@ -224,7 +231,8 @@ out=$(timeout 120 "$bin/switch" --floor -n 1000 0 2>&1) &&
 ok $? "switch --floor -n 1000 0 prints a size and a time"
 for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
 	 "-t x" "-n 10 -t 99999999" "-f -n" "-f --bogus" "--floor -n" \
-	 "--floor x" "--floor -t 3"; do
+	 "--floor x" "--floor -t 3" "-s" "-s 0" "-s x" "-t 10 -s 4" \
+	 "-s 3" "--floor -s 1"; do
 	timeout 120 "$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
 	ok $? "switch $a exits 2"
 done
@@ -242,6 +250,10 @@ msg_is "ROUNDS: not a number from 1 to 1099511627776: 'x'" "$bin/switch" -n x
 msg_is "EXTRA_BYTES: not a number from 0 to" "$bin/switch" -n 10 0 x
 msg_is "--floor runs no threads: -t means nothing with it" "$bin/switch" \
 	--floor -t 2 0
+msg_is "--floor runs no threads: -s means nothing with it" "$bin/switch" \
+	--floor -s 1 0
+msg_is "STRIDE 4 does not divide THREADS 10 into cycles" "$bin/switch" \
+	-t 10 -s 4 0
 out=$(timeout 120 "$bin/switch" -n 10 0 x 2>/dev/null)
 [ $? = 2 ] && [ -z "$out" ]
 ok $? "switch -n 10 0 x: fails before timing the good size"
@@ -255,6 +267,10 @@ out=$( (ulimit -v 400000; timeout 120 "$bin/switch" -n 1 -t 10000 524288) \
 	2>&1)
 [ $? = 1 ] && [[ $out == *"a block failed: Cannot allocate memory"* ]]
 ok $? "switch under a 400 MB limit: a block failed, and why"
+out=$( (ulimit -v 400000; timeout 120 "$bin/switch" -n 1 -t 10000 -s 2 \
+	524288) 2>&1)
+[ $? = 1 ] && [[ $out == *"no memory for 10000 threads' stacks"* ]]
+ok $? "switch -s under a 400 MB limit: its stacks do not fit, and why"
 out=$( (ulimit -s 128; timeout 120 "$bin/switch" -n 10 0 200000) 2>&1)
 [ $? = 1 ] && [[ $out == *"more stack than ulimit -s allows"* ]] &&
 	[[ $out != *"saved B"* ]]

@@ -677,11 +677,13 @@ PERF_FAKES = {
     "ring-boost": "echo 2.0",
     "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
     # 13 ns (12 with -f, 4 less with --floor) + 1 ns per 100 extra bytes;
-    # twice that per byte in a cycle of more than 2 threads.
-    "switch": 't=2; b=13; f=0; while [ $# -gt 0 ]; do case "$1" in\n'
-              '-t) t=$2; shift 2;; -n) shift 2;; -f) b=12; shift;;\n'
-              '--floor) f=4; shift;; *) break;; esac; done\n'
+    # twice that per byte in a cycle of more than 2 threads, 2.5 times at
+    # a stride.
+    "switch": 't=2; s=1; b=13; f=0; while [ $# -gt 0 ]; do case "$1" in\n'
+              '-t) t=$2; shift 2;; -s) s=$2; shift 2;; -n) shift 2;;\n'
+              '-f) b=12; shift;; --floor) f=4; shift;; *) break;; esac; done\n'
               'echo "   saved B  ns/switch"; k=100; [ $t = 2 ] || k=50\n'
+              '[ $s = 1 ] || k=40\n'
               'for d in "$@"; do echo "$((128 + d)) $((b - f + d / k))"; '
               'done',
     "create": "echo 20.0",
@@ -803,11 +805,14 @@ def test_perf(tmp):
     # D=1000: 20 us more over 1000 switches for 1000 B; switch: 10 ns more
     # for 1000 B.
     check("R=100 D=1000  ring 20.5 ns/KiB, switch 10.2 -> 2.00 MISSED; "
-          "800 threads 20.5 -> 1.00" in out,
+          "800 threads 20.5 -> 1.00, ring's order 25.6 -> 0.80" in out,
           "the cost of D against the switch benchmark's slope, and against "
-          "a cycle of as many threads", out)
-    check(calls(os.path.join(tmp, "switch"))[-1].startswith("-t 800 "),
-          "the cycle has the ring's N*R threads",
+          "a cycle of as many threads, in address order and the ring's", out)
+    check(calls(os.path.join(tmp, "switch"))[-4:] == [
+        "-t 800 -s 1 -n 2500 0 1000 10000"] * 2 + [
+        "-t 800 -s 8 -n 2500 0 1000 10000"] * 2,
+          "the cycles have the ring's N*R threads; the second visits them "
+          "at a stride of N, as the ring does",
           calls(os.path.join(tmp, "switch")))
     check(len(calls(os.path.join(tmp, "ring-cpp"))) == 3 * 2 + 3 * 2,
           "every comparison runs --runs rounds",
