@@ -75,7 +75,7 @@ static void *cycle_alloc(struct usched *s, int size)
 	c->c_allocs++;
 	if (size > c->c_asked)
 		c->c_asked = size;
-	return malloc(size);
+	return bench_alloc(s, size);
 }
 
 static __attribute__((noinline)) void cycle_end(struct cycle *c,
@@ -144,9 +144,9 @@ static double ns_per_switch(int threads, int stride, uint64_t rounds,
 	if (c.c_u == NULL)
 		fail("no memory for %d threads", threads);
 	for (int i = 0; i < threads; i++) {
-		void *stack = buf > 0 ? malloc(buf) : NULL;
+		void *stack = NULL;
 
-		if (buf > 0 && stack == NULL)
+		if (buf > 0 && (stack = bench_alloc(&c.c_s, buf)) == NULL)
 			fail("no memory for %d threads' stacks", threads);
 		ustack_init(&c.c_u[i], &c.c_s, cycle_thread, &c, stack, buf);
 	}
