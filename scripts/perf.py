@@ -11,8 +11,9 @@ programs ran (a benchmark is not a test).
     python3 scripts/perf.py            # about a minute on 2 cores
     python3 scripts/perf.py --big      # also 100 million threads: +1 min
 
-With valgrind, it also counts instructions (callgrind): a message of the
-N=8 ring with few threads, by function for usched, and a switch.
+With valgrind, it also counts instructions (cachegrind): a message of the
+N=8 ring with few threads, by function for usched, and a switch and its
+floor, by function.
 
 Needs the programs of `make bench` in bench/bin; a peer that is missing or
 fails (some cannot hold a million threads) is reported as such; a usched
@@ -225,25 +226,28 @@ def ring_n8(args):
         print(line)
 
 
-def callgrind(cmd):
-    """Instructions callgrind counts in a run of BIN/cmd: the total, and by
-    function (code inlined from another file counts with its function)."""
+def valgrind_counts(cmd):
+    """Instructions valgrind counts in a run of BIN/cmd: the total, and by
+    function (code inlined from another file counts with its function).
+    Cachegrind names each instruction after the function its address lies
+    in; callgrind follows calls and returns, which a switch of stacks does
+    not pair, and charged the resume (jumped to) to the function the
+    resumed thread returns into."""
     path = program(cmd[0])
     with tempfile.TemporaryDirectory(prefix="perf-") as tmp:
-        out = os.path.join(tmp, "callgrind.out")
+        out = os.path.join(tmp, "cachegrind.out")
         # Instructions only, whatever VALGRIND_OPTS asks for.
-        execute(["valgrind", "--tool=callgrind", "--cache-sim=no",
-                 "--branch-sim=no", "--callgrind-out-file=" + out, path]
-                + list(cmd[1:]), "under callgrind: ")
+        execute(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                 "--branch-sim=no", "--cachegrind-out-file=" + out, path]
+                + list(cmd[1:]), "under cachegrind: ")
         with open(out) as f:
             total = int(grab(r"(?m)^summary: (\d+)", f.read()))
-        listing = execute(["callgrind_annotate", "--auto=no",
-                           "--threshold=100", out], "callgrind_annotate: ")[0]
+        listing = execute(["cg_annotate", "--auto=no", "--threshold=0", out],
+                          "cg_annotate: ")[0]
     funcs = {}
-    # "1,234 (5.00%)  file:function [object]"; the file may hold spaces.
+    # "1,234 (5.00%)  file:function"; the file may hold spaces.
     for n, name in re.findall(r"(?m)^\s*([\d,]+) \(\s*[\d.]+%\)\s+.*?:"
-                              r"([^\s:]+)(?: \[.*\])?$", listing):
-        name = re.sub(r"'\d+$", "", name)  # callgrind's recursion mark
+                              r"([^\s:]+)$", listing):
         funcs[name] = funcs.get(name, 0) + int(n.replace(",", ""))
     return total, funcs
 
@@ -251,52 +255,54 @@ def callgrind(cmd):
 def per_unit(cmd_of, units_of, counts):
     """Instructions a unit (message, switch): a run of counts[1] less one
     of counts[0], so that start and set-up cancel; and by function."""
-    runs = [callgrind(cmd_of(c)) for c in counts]
+    runs = [valgrind_counts(cmd_of(c)) for c in counts]
     units = units_of(counts[1]) - units_of(counts[0])
     funcs = {f: (runs[1][1][f] - runs[0][1].get(f, 0)) / units
              for f in runs[1][1]}
     return (runs[1][0] - runs[0][0]) / units, funcs
 
 
-def by_function(funcs, top=8):
+def by_function(funcs):
     return ", ".join("%s %.1f" % (f, x) for f, x in sorted(
-        funcs.items(), key=lambda kv: -kv[1])[:top] if x >= 0.5)
+        funcs.items(), key=lambda kv: -kv[1]) if x >= 0.5)
 
 
 def instructions(args):
     n, r, ms = 8, 2, (1000, 51000)
-    section("Instructions (callgrind): a message of the ring N=%d R=%d P=1, "
-            "and a switch; runs of M=%d less runs of M=%d" % (n, r, ms[1],
-                                                              ms[0]))
-    if not args.callgrind:
-        print("skipped (--no-callgrind)")
+    section("Instructions (cachegrind): a message of the ring N=%d R=%d P=1, "
+            "and a switch; runs of M (switch: -n) %d less runs of %d"
+            % (n, r, ms[1], ms[0]))
+    if not args.valgrind:
+        print("skipped (--no-valgrind)")
         return
-    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+    if not (shutil.which("valgrind") and shutil.which("cg_annotate")):
         print("skipped: valgrind is not installed")
         return
-    # The programs ran natively above: a failure here is callgrind's or
-    # the machine's, and is only reported.
-    progs = (("usched ll", ["ring", "--sched", "ll"]),
-             ("ll -f", ["ring", "-f", "--sched", "ll"]),
-             ("C++20", ["ring-cpp"]), ("Boost", ["ring-boost"]))
-    for label, cmd in progs:
+
+    def ring(cmd):
+        return lambda m: cmd + [n, r, m, 0, 1], lambda m: n * r * m, "message"
+
+    def switch(cmd):  # -n K: K switches of each of its two threads
+        return lambda k: cmd + ["-n", k, 0], lambda k: 2 * k, "switch"
+
+    # The programs ran natively above: a failure here is valgrind's or
+    # the machine's, and is only reported. By function: usched's, and the
+    # floor's, whose difference is the dispatcher.
+    progs = (("usched ll", ring(["ring", "--sched", "ll"]), True),
+             ("ll -f", ring(["ring", "-f", "--sched", "ll"]), False),
+             ("C++20", ring(["ring-cpp"]), False),
+             ("Boost", ring(["ring-boost"]), False),
+             ("switch", switch(["switch"]), True),
+             ("floor", switch(["switch", "--floor"]), True))
+    for label, (cmd_of, units_of, unit), split in progs:
         try:
-            per, funcs = per_unit(lambda m: cmd + [n, r, m, 0, 1],
-                                  lambda m: n * r * m, ms)
+            per, funcs = per_unit(cmd_of, units_of, ms)
         except Failed as e:
             print("%-10s failed: %s" % (label, e))
             continue
-        print("%-10s %6.1f a message%s" % (
-            label, per, ": " + by_function(funcs) if label == "usched ll"
-            else ""))
-    # By function only for the ring: across the switch benchmark's own
-    # switches callgrind names some of its code after the wrong function.
-    try:
-        per = per_unit(lambda k: ["switch", "-n", k, 0], lambda k: 2 * k,
-                       ms)[0]
-        print("%-10s %6.1f a switch (switch -n K 0)" % ("switch", per))
-    except Failed as e:
-        print("%-10s failed: %s" % ("switch", e))
+        print("%-10s %6.1f a %s%s" % (label, per, unit,
+                                      ": " + by_function(funcs) if split
+                                      else ""))
 
 
 def ring_n2(args):
@@ -467,7 +473,7 @@ def main():
                     help="run Boost and Go for R > 100000 too")
     ap.add_argument("--big", action="store_true",
                     help="the memory figure with 100 million threads")
-    ap.add_argument("--no-callgrind", dest="callgrind", action="store_false",
+    ap.add_argument("--no-valgrind", dest="valgrind", action="store_false",
                     help="skip the instruction counts")
     ap.add_argument("--bin", default=BIN,
                     help="where the programs are (default bench/bin)")
