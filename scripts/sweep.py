@@ -224,6 +224,14 @@ def run_bounded(cmd, log, timeout, reserve):
     return proc.returncode, reason
 
 
+def signal_name(n):
+    """SIGSEGV for 11; "signal 35" for one Python has no name for."""
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
 def exit_reason(code, hyperfine_log, stderr_text):
     """Why hyperfine failed, from its exit and the program's stderr."""
     m = re.search(r"non-zero exit code: (-?\d+)", hyperfine_log)
@@ -231,9 +239,9 @@ def exit_reason(code, hyperfine_log, stderr_text):
         status = int(m.group(1))
         why = f"exit status {status}"
         if status > 128 and status - 128 < signal.NSIG:
-            why += f" (killed by {signal.Signals(status - 128).name})"
+            why += f" (killed by {signal_name(status - 128)})"
     elif code < 0:
-        why = f"hyperfine killed by {signal.Signals(-code).name}"
+        why = f"hyperfine killed by {signal_name(-code)}"
     else:
         last = hyperfine_log.strip().splitlines()[-1:] or [""]
         why = f"hyperfine exit status {code}: {last[0]}"

@@ -515,6 +515,14 @@ def test_sweep(tmp):
     check("timeout" in reasons["C++_N2_R8"], "timeout is a failure", reasons)
     check((load(res, "POSIX_N2_R8") or {}).get("status") == "ok",
           "points after failures still run")
+    # Real-time signals (32-64 but SIGRTMIN and SIGRTMAX) have no name.
+    fake_bin(bindir, "ring-boost", "kill -35 $$")
+    p = sweep(bindir, res, "--rs", "32", "--only", "BOOST,POSIX")
+    check(p.returncode == 0 and "(killed by signal 35)" in (
+        (load(res, "BOOST_N2_R32") or {}).get("reason") or "")
+          and (load(res, "POSIX_N2_R32") or {}).get("status") == "ok",
+          "killed by a signal of no name: the point fails, the signal "
+          "named by number, and the sweep goes on", p.stdout + p.stderr)
     p = sweep(bindir, res, "--rs", "4,8", "--only", "C++1T")
     check("0 points to run, 2 already done" in p.stdout,
           "failed points count as done", p.stdout)
