@@ -207,12 +207,21 @@ def plot(points, n, out, plt, linear, style):
 
 
 def machine(results):
-    """The sweep's machine.json, or this machine's details now."""
+    """The sweep's machine.json, or this machine's details now if there is
+    none, and which; or None and what is wrong with the file."""
+    path = os.path.join(results, "machine.json")
     try:
-        with open(os.path.join(results, "machine.json")) as f:
-            return json.load(f), "recorded by sweep.py"
-    except (OSError, ValueError):
+        with open(path) as f:
+            info = json.load(f)
+    except FileNotFoundError:
         return sweep.machine_info(), "read when the report was made"
+    except (OSError, ValueError) as e:
+        return None, f"{path}: cannot read it: {e}"
+    if not isinstance(info, dict) or not isinstance(info.get("tools", {}),
+                                                    dict):
+        return None, (f"{path}: want a JSON object, with 'tools' one too, "
+                      f"got {json.dumps(info)[:60]}")
+    return info, "recorded by sweep.py"
 
 
 def counted(counts):
@@ -353,6 +362,10 @@ def main(argv=None):
         print(f"graph.py: no successful points in {opts.results} "
               f"({len(points)} failed)", file=sys.stderr)
         return 1
+    info, source = machine(opts.results)
+    if info is None:
+        print(f"graph.py: {source}", file=sys.stderr)
+        return 1
     if os.path.exists(opts.out) and not os.path.isdir(opts.out):
         print(f"graph.py: --out {opts.out} is not a directory",
               file=sys.stderr)
@@ -371,8 +384,7 @@ def main(argv=None):
         images = {n: plot(pts, n, opts.out, plt, opts.linear, style)
                   for n, pts in by_n(points).items()}
         with open(md, "w") as f:
-            f.write(report(points, images, *machine(opts.results),
-                           opts.linear))
+            f.write(report(points, images, info, source, opts.linear))
         write_csv(points, os.path.join(opts.out, "summary.csv"))
     except OSError as e:
         print(f"graph.py: cannot write {e.filename or opts.out}: "

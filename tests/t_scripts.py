@@ -236,6 +236,19 @@ def test_graph_bad(tmp):
               and f"{res}/bad.json: {what}" in p.stderr,
               f"bad point ({what}): one line naming file and field, exit 1",
               f"status {p.returncode}: {p.stderr}")
+    for i, (bad, what) in enumerate((("[]", "want a JSON object"),
+                                     ('{"tools": ["gcc"]}', "with 'tools'"),
+                                     ("{", "cannot read it"))):
+        res = os.path.join(tmp, f"badm{i}")
+        write_points(res, FIXED)
+        with open(os.path.join(res, "machine.json"), "w") as f:
+            f.write(bad)
+        p = run(GRAPH, "--results", res, "--out", os.path.join(res, "o"))
+        check(p.returncode == 1 and p.stderr.count("\n") == 1
+              and f"{res}/machine.json: " in p.stderr and what in p.stderr
+              and not os.path.exists(os.path.join(res, "o")),
+              f"bad machine.json ({bad}): one line naming it, exit 1, "
+              "nothing written", f"status {p.returncode}: {p.stderr}")
     res, out = os.path.join(tmp, "good"), os.path.join(tmp, "file")
     write_points(res, FIXED)
     with open(out, "w"):
