@@ -66,7 +66,7 @@ impl Ring {
         Ok(cfg)
     }
 
-    /// What every peer's `main` does first: parses `std::env::args`, then
+    /// What every peer's `main` does first: parses the arguments, then
     /// refuses a run that cannot fit in memory. The error is the exit
     /// status to return, its message already printed.
     pub fn setup(prog: &str) -> Result<Ring, ExitCode> {
@@ -75,20 +75,26 @@ impl Ring {
         Ok(cfg)
     }
 
-    /// Parses `std::env::args`, or reports a usage error (exit status 2);
-    /// `-h` or `--help` alone prints the usage on stdout (exit status 0).
+    /// Parses the arguments, or reports a usage error (exit status 2; also
+    /// for one not in UTF-8); `-h` or `--help` alone prints the usage on
+    /// stdout (exit status 0).
     fn from_args(prog: &str) -> Result<Ring, ExitCode> {
-        let args: Vec<String> = std::env::args().skip(1).collect();
+        let usage_error = |e: String| {
+            eprintln!("{prog}: {e}\nusage: {prog} {USAGE}");
+            ExitCode::from(EXIT_USAGE)
+        };
+        let args = std::env::args_os()
+            .skip(1)
+            .map(|a| a.into_string().map_err(|a| format!("{a:?}: not UTF-8")))
+            .collect::<Result<Vec<String>, String>>()
+            .map_err(usage_error)?;
         if let [a] = &args[..] {
             if a == "-h" || a == "--help" {
                 let out = writeln!(std::io::stdout(), "usage: {prog} {USAGE}");
                 return Err(ExitCode::from(if out.is_ok() { 0 } else { EXIT_FAIL }));
             }
         }
-        Ring::parse(&args).map_err(|e| {
-            eprintln!("{prog}: {e}\nusage: {prog} {USAGE}");
-            ExitCode::from(EXIT_USAGE)
-        })
+        Ring::parse(&args).map_err(usage_error)
     }
 
     /// Total ring members, N*R.
