@@ -30,8 +30,9 @@ fn main() -> ExitCode {
     task::block_on(async {}); // start the runtime outside the timed phase
 
     let (counts, elapsed) = task::block_on(async {
-        let start = Instant::now();
         let mut tasks = Vec::with_capacity(cfg.members());
+        let mut counts = Vec::with_capacity(cfg.members());
+        let start = Instant::now();
         for _ in 0..cfg.r {
             for (j, (inbox, out)) in (0..).zip(cycle(cfg.n, || mpsc::channel(0))) {
                 let fut = member(j, cfg.n, cfg.m, inbox, out);
@@ -42,7 +43,6 @@ fn main() -> ExitCode {
                 });
             }
         }
-        let mut counts = Vec::with_capacity(tasks.len());
         for task in tasks {
             counts.push(task.await);
         }

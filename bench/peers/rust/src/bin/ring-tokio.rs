@@ -33,14 +33,14 @@ fn main() -> ExitCode {
     };
 
     let (counts, elapsed) = rt.block_on(async {
-        let start = Instant::now();
         let mut tasks = Vec::with_capacity(cfg.members());
+        let mut counts = Vec::with_capacity(cfg.members());
+        let start = Instant::now();
         for _ in 0..cfg.r {
             for (j, (inbox, out)) in (0..).zip(cycle(cfg.n, || mpsc::channel(1))) {
                 tasks.push(tokio::spawn(member(j, cfg.n, cfg.m, inbox, out)));
             }
         }
-        let mut counts = Vec::with_capacity(tasks.len());
         for task in tasks {
             counts.push(task.await.unwrap_or(0)); // a panicked member counts 0
         }
