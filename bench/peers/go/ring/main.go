@@ -30,13 +30,14 @@ func main() {
 
 	counts := make([]uint64, total) // tokens received, one slot per member
 	padBad := make([]bool, total)   // a member's padding changed
+	inboxes := make([]chan uint64, total)
 	var wg sync.WaitGroup
 	wg.Add(total)
 
 	start := time.Now()
 	for c := 0; c < int(cfg.R); c++ {
 		// in[j] is member j's inbox; member j writes to in[(j+1)%n].
-		in := make([]chan uint64, n)
+		in := inboxes[c*n : (c+1)*n]
 		for j := range in {
 			in[j] = make(chan uint64)
 		}
@@ -44,7 +45,7 @@ func main() {
 			i := c*n + j
 			go func() {
 				defer wg.Done()
-				padBad[i] = !withPad(int(cfg.D), func() {
+				padBad[i] = !withPad(int(cfg.D), i, func() {
 					counts[i] = member(j, n, m, in[j], in[(j+1)%n])
 				})
 			}()
@@ -105,39 +106,41 @@ func member(j, n, m int, in <-chan uint64, out chan<- uint64) (got uint64) {
 // operation. Unlike usched, Go never copies a stack on a switch, only when
 // it grows: here D costs memory and one-off growth copies, not per-message
 // work. As in the other rings, every 64th byte and the last are checked
-// after body: withPad says whether they all kept their values.
-func withPad(d int, body func()) bool {
+// after body: withPad says whether they all kept their values. The
+// pattern depends on member, the member's index, so that members which
+// swapped stacks would not pass.
+func withPad(d, member int, body func()) bool {
 	switch {
 	case d <= 0:
 		body()
 		return true
 	case d >= 1<<16:
-		return pad[[1 << 16]byte](d-1<<16, body)
+		return pad[[1 << 16]byte](d-1<<16, member, body)
 	case d >= 1<<14:
-		return pad[[1 << 14]byte](d-1<<14, body)
+		return pad[[1 << 14]byte](d-1<<14, member, body)
 	case d >= 1<<12:
-		return pad[[1 << 12]byte](d-1<<12, body)
+		return pad[[1 << 12]byte](d-1<<12, member, body)
 	case d >= 1<<10:
-		return pad[[1 << 10]byte](d-1<<10, body)
+		return pad[[1 << 10]byte](d-1<<10, member, body)
 	case d >= 1<<8:
-		return pad[[1 << 8]byte](d-1<<8, body)
+		return pad[[1 << 8]byte](d-1<<8, member, body)
 	default:
-		return pad[[1 << 6]byte](d-1<<6, body)
+		return pad[[1 << 6]byte](d-1<<6, member, body)
 	}
 }
 
 //go:noinline
-func pad[A any](rest int, body func()) bool {
+func pad[A any](rest, member int, body func()) bool {
 	var a A // zeroed, so its pages are really touched
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&a)), unsafe.Sizeof(a))
 
-	padFill(b, rest)
-	inner := withPad(rest, body)
-	return padIntact(b, rest) && inner
+	padFill(b, member+rest)
+	inner := withPad(rest, member, body)
+	return padIntact(b, member+rest) && inner
 }
 
-// padFill writes a pattern that depends on seed (each chunk's own rest)
-// into every 64th byte of b and its last.
+// padFill writes a pattern that depends on seed (the member's index plus
+// each chunk's own rest) into every 64th byte of b and its last.
 func padFill(b []byte, seed int) {
 	for k := 0; k < len(b); k += 64 {
 		b[k] = byte(seed + k)

@@ -25,7 +25,7 @@ func TestPadCheck(t *testing.T) {
 func TestWithPadRunsBody(t *testing.T) {
 	for _, d := range []int{0, 1, 100, 70000} {
 		ran := false
-		if !withPad(d, func() { ran = true }) || !ran {
+		if !withPad(d, 7, func() { ran = true }) || !ran {
 			t.Errorf("D=%d: ran %v, or the padding reads as changed", d, ran)
 		}
 	}
