@@ -4,7 +4,7 @@
 // LEAVES*(LEAVES-1)/2.
 //
 // Usage: skynet-go [LEAVES] [P]; LEAVES is a power of 10 (default 1000000),
-// P is GOMAXPROCS (default: Go's own default, the number of usable CPUs).
+// P is GOMAXPROCS (default 1, as skynet's P).
 package main
 
 import (
@@ -18,7 +18,7 @@ import (
 
 const (
 	prog      = "skynet-go"
-	usage     = "[LEAVES] [P]\n  LEAVES a power of 10 up to 10^9 (default 1000000), P native threads (1..1024)"
+	usage     = "[LEAVES] [P]\n  LEAVES a power of 10 up to 10^9 (default 1000000), P native threads (1..1024, default 1)"
 	maxLeaves = 1_000_000_000 // keeps the expected sum well inside 64 bits
 )
 
@@ -28,9 +28,7 @@ func main() {
 	if err != nil {
 		peer.Usage(prog, usage, err)
 	}
-	if procs > 0 {
-		runtime.GOMAXPROCS(procs)
-	}
+	runtime.GOMAXPROCS(procs)
 	// LEAVES*10/9 goroutines in all, but most leaves are gone before their
 	// last sibling is spawned: the peak measured about 190 bytes per
 	// goroutine (1.9 GB RSS for 10^7 leaves), so 256 is the estimate.
@@ -67,9 +65,9 @@ func node(out chan<- uint64, first, size uint64) {
 	out <- sum
 }
 
-// parse reads the optional LEAVES and P; procs 0 means "leave GOMAXPROCS".
+// parse reads the optional LEAVES and P.
 func parse(args []string) (leaves uint64, procs int, err error) {
-	leaves = 1_000_000
+	leaves, procs = 1_000_000, 1
 	if len(args) > 2 {
 		return 0, 0, errors.New("too many arguments")
 	}
