@@ -16,11 +16,25 @@
  * Stacks the compiler keeps beside the native one (clang's SafeStack and
  * ShadowCallStack) are per native thread: they would not be copied with a
  * thread's stack, and the threads' frames there would overwrite each other.
+ * HWAddressSanitizer's tags of stack memory would not follow a copy either.
+ * (gcc's ShadowCallStack defines nothing to tell it by.)
  */
 #if defined(__has_feature)
-#if __has_feature(safe_stack) || __has_feature(shadow_call_stack)
+#define USCHED_HAS_(feature) __has_feature(feature)
+#else
+#define USCHED_HAS_(feature) 0
+#endif
+#if USCHED_HAS_(safe_stack) || USCHED_HAS_(shadow_call_stack)
 #error "usched: -fsanitize=safe-stack and shadow-call-stack are not supported"
 #endif
+#if USCHED_HAS_(hwaddress_sanitizer) || defined(__SANITIZE_HWADDRESS__)
+#error "usched: -fsanitize=hwaddress is not supported"
+#endif
+#undef USCHED_HAS_
+
+/* The contexts are of 64-bit words, and so are the assembly's offsets. */
+#if defined(__ILP32__)
+#error "usched: 64-bit pointers only (not x32, nor aarch64's ILP32)"
 #endif
 
 #ifdef __cplusplus

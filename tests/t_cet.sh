@@ -1,7 +1,9 @@
 #!/bin/bash
 # Built with shadow stacks asked for (-fcf-protection=full, the default of
 # some distributions), the library does not claim to support them: usched.o
-# lacks the SHSTK property, so programs linking it run without one.
+# lacks the SHSTK property, so programs linking it run without one. Other
+# modes that keep something of a thread's stack elsewhere, and ABIs of
+# 32-bit pointers, usched.h refuses to compile under.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -37,14 +39,25 @@ if command -v clang >/dev/null &&
 	ok $rc "usched.o builds with clang --target=aarch64-linux-gnu"
 fi
 
-# SafeStack's and ShadowCallStack's stacks are per native thread, and would
-# silently mix the threads' frames: the header refuses them.
-if command -v clang >/dev/null; then
-	echo '#include "usched.h"' >"$tmp/ss.c"
-	! clang -fsanitize=safe-stack -I"$root" -c "$tmp/ss.c" \
-		-o "$tmp/ss.o" 2>"$tmp/ss.log"
-	ok $? "a program using usched.h does not compile with SafeStack"
-	grep -q "safe-stack" "$tmp/ss.log"
+# refused WHY COMPILER ARGS...: usched.h does not compile, and says WHY.
+echo '#include "usched.h"' >"$tmp/ss.c"
+refused() {
+	local why=$1 cc=$2
+	shift 2
+	command -v "$cc" >/dev/null || return 0
+	! "$cc" "$@" -I"$root" -c "$tmp/ss.c" -o "$tmp/ss.o" 2>"$tmp/ss.log"
+	ok $? "$cc $*: a program using usched.h does not compile"
+	grep -q "$why" "$tmp/ss.log"
 	ok $? "and the compiler says why"
-fi
+}
+# SafeStack's stack is per native thread, and would silently mix the
+# threads' frames. HWAddressSanitizer tags stack memory: the tags would not
+# follow a copy.
+refused "safe-stack" clang -fsanitize=safe-stack
+refused "hwaddress is not supported" clang --target=aarch64-linux-gnu \
+	-fsanitize=hwaddress
+refused "hwaddress is not supported" aarch64-linux-gnu-gcc -fsanitize=hwaddress
+# The assembly's offsets are of 64-bit words.
+refused "64-bit pointers only" gcc -mx32
+refused "64-bit pointers only" aarch64-linux-gnu-gcc -mabi=ilp32
 tap_done
