@@ -495,8 +495,10 @@ void usched_run(struct usched *s)
 	if (san_fake_stack())
 		usched_panic("usched_run(): AddressSanitizer's "
 			     "detect_stack_use_after_return is on; its frames "
-			     "would not follow the threads (run with "
-			     "ASAN_OPTIONS=detect_stack_use_after_return=0)");
+			     "would not follow the threads "
+			     "(ASAN_OPTIONS=detect_stack_use_after_return=0 "
+			     "turns it off, unless built with "
+			     "-fsanitize-address-use-after-return=always)");
 	if (__atomic_exchange_n(&s->s_running, 1, __ATOMIC_ACQUIRE))
 		usched_panic("usched_run(): dispatcher %p is already running "
 			     "on another native thread", (void *)s);
