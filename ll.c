@@ -9,12 +9,13 @@
  * inbox with one exchange before picking the next thread, and turns each
  * thread's l_remote into wakes. A thread is thus in an inbox at most once,
  * however often it is woken, and held (not reused) while in it or while
- * a remote waker works on it. A waiting thread is marked ST_WAITING by
- * ll_next once its stack is saved, before the inbox is read; one woken
- * during its block is queued again at once. A thread spawned elsewhere
- * comes through the inbox too, as ST_SPAWNED: until its processor takes
- * it, wakes only add up, so it neither runs nor ends while its spawner
- * may still touch it.
+ * a remote waker works on it. A wait that finds no wake takes the inbox
+ * first, so that a remote wake which came before it counts as a local
+ * one. A waiting thread is marked ST_WAITING by ll_next once its stack is
+ * saved, before the inbox is read; one woken during its block is queued
+ * again at once. A thread spawned elsewhere comes through the inbox too,
+ * as ST_SPAWNED: until its processor takes it, wakes only add up, so it
+ * neither runs nor ends while its spawner may still touch it.
  */
 #include "ll.h"
 #include "sched/proc.h"
@@ -109,6 +110,15 @@ static int ll_has_work(struct proc *p)
 	return __atomic_load_n(&l->l_inbox, __ATOMIC_SEQ_CST) != NULL;
 }
 
+/* Takes one of t's wakes, if it has one. */
+static inline int ll_take_permit(struct sched_thread *t)
+{
+	if (t->t_permits <= 0)
+		return 0;
+	t->t_permits--;
+	return 1;
+}
+
 /* ll_next when there are remote wakes or nothing to run: drain, idle. */
 static __attribute__((noinline)) struct sched_thread *ll_next_slow(
 	struct ll_proc *l)
@@ -134,10 +144,8 @@ static struct ustack *ll_next(struct usched *s)
 
 	if (t != NULL) {	/* it waits, unless woken during its block */
 		thread_set_state(t, ST_WAITING);
-		if (__builtin_expect(t->t_permits > 0, 0)) {
-			t->t_permits--;
+		if (__builtin_expect(ll_take_permit(t), 0))
 			ll_wake_local(p, t, 1);
-		}
 	}
 	t = NULL;
 	if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) == NULL)
@@ -221,16 +229,27 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	return t;
 }
 
+/* Takes the inbox's wakes, t's among them, then waits if t has none. */
+static __attribute__((noinline)) int ll_wait_drained(struct ll_proc *l,
+						    struct sched_thread *t)
+{
+	ll_drain(l);
+	return ll_take_permit(t) ? 0 : ustack_block();
+}
+
 int ll_wait(void)
 {
 	struct sched_thread *t = sched_self(PROCS_LL);
+	struct ll_proc *l;
 
 	if (t == NULL)
 		return -EPERM;
-	if (t->t_permits > 0) {
-		t->t_permits--;
+	if (ll_take_permit(t))
 		return 0;
-	}
+	/* A wake from elsewhere that came first is still in the inbox. */
+	l = ll_proc_of((struct ll_thread *)t);
+	if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) != NULL)
+		return ll_wait_drained(l, t);
 	return ustack_block();
 }
 

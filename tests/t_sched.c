@@ -1,14 +1,14 @@
 /*
  * The schedulers, through the function table: rings on one and several
- * processors, wake before wait, banked wakes, wake of a finished thread
- * (from elsewhere and from its processor), a wake that must get through
- * to a processor that is never idle, counters read while the processors
- * run, idle processors and termination, calls out of order and from the
- * wrong thread, spawning from threads and from native threads (during
- * fini too) and the memory it takes, buffers across the largest class,
- * wakes during fini, a million threads, a shared floating-point control
- * state (sched_set_share_fpctl), the order of spawns and wakes from a
- * native thread.
+ * processors, wake before wait (from a native thread too), banked wakes,
+ * wake of a finished thread (from elsewhere and from its processor), a
+ * wake that must get through to a processor that is never idle, counters
+ * read while the processors run, idle processors and termination, calls
+ * out of order and from the wrong thread, spawning from threads and from
+ * native threads (during fini too) and the memory it takes, buffers across
+ * the largest class, wakes during fini, a million threads, a shared
+ * floating-point control state (sched_set_share_fpctl), the order of
+ * spawns and wakes from a native thread.
  */
 #define _GNU_SOURCE	/* sched_getaffinity */
 #include "tap.h"
@@ -194,6 +194,63 @@ static void test_wake_before_wait(void)
 	require(ops->so_fini() == 0);	/* fini starts the processors */
 	ok(early_result, "%s: two wakes before two waits; neither blocks "
 	   "forever", ops->so_name);
+}
+
+/*
+ * A wake from a native thread that returned before the wait is kept as one
+ * from the thread's processor is: the wait takes it at once, before the
+ * thread spawned next in line runs, and without saving the stack, which
+ * is too deep to save here.
+ */
+static int outside_woken, outside_ran, outside_result;
+
+static void *outside_waker(void *t)
+{
+	__atomic_store_n(&outside_woken, ops->so_wake(t) == 0 ? 1 : -1,
+			 __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void outside_next(void *arg)
+{
+	(void)arg;
+	outside_ran = 1;
+}
+
+static __attribute__((noinline)) int outside_deep_wait(void)
+{
+	volatile char deep[USCHED_STACK_MAX_DEFAULT + 4096];
+	int rc;
+
+	deep[0] = deep[sizeof deep - 1] = 1;
+	rc = ops->so_wait();
+	return rc == 0 && deep[0] == 1 ? 0 : rc == 0 ? -1 : rc;
+}
+
+static void outside_woken_thread(void *arg)
+{
+	pthread_t th;
+
+	(void)arg;
+	require(pthread_create(&th, NULL, outside_waker, ops->so_self()) == 0);
+	while (__atomic_load_n(&outside_woken, __ATOMIC_ACQUIRE) == 0)
+		;	/* the processor is this thread's meanwhile */
+	pthread_join(th, NULL);
+	require(ops->so_spawn(outside_next, NULL, 0) != NULL);
+	outside_result = outside_woken == 1 ? outside_deep_wait() : -1;
+	outside_result = outside_result != 0 ? outside_result : outside_ran;
+}
+
+static void test_wake_outside_before_wait(void)
+{
+	outside_woken = outside_ran = 0;
+	outside_result = -1;
+	require(ops->so_init(1, 2) == 0);
+	require(ops->so_spawn(outside_woken_thread, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(outside_result == 0, "%s: a wake from a native thread before the "
+	   "wait: taken at once, the stack not saved (%d: 1 if the next thread "
+	   "ran first, else the wait's error)", ops->so_name, outside_result);
 }
 
 /*
@@ -1630,6 +1687,7 @@ int main(void)
 		run_ring(3, 50, 2000, 3, 1);
 		test_stats_while_running();
 		test_wake_before_wait();
+		test_wake_outside_before_wait();
 		test_many_banked();
 		test_buffer_align();
 		test_buffer_classes_edge();
