@@ -108,15 +108,15 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 {
 	unsigned long n = __atomic_fetch_add(&rr_spread, 1, __ATOMIC_RELAXED);
 	struct proc *p = procs_pick(&rr_procs, n);
-	struct rr_proc *r;
-	struct sched_thread *t;
+	struct sched_thread *t = p != NULL ? proc_thread_new(p, f, arg) : NULL;
+	struct rr_proc *r = (struct rr_proc *)p;
+	unsigned long next = n + 1;
 
-	if (p == NULL)
+	if (t == NULL) {	/* no thread: its turn goes back, if still last */
+		__atomic_compare_exchange_n(&rr_spread, &next, n, 0,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		return NULL;
-	t = proc_thread_new(p, f, arg);
-	if (t == NULL)
-		return NULL;
-	r = (struct rr_proc *)p;
+	}
 	sched_lock(&r->r_lock);	/* p takes t after the unlock */
 	rr_ready(r, t);
 	sched_unlock(&r->r_lock);

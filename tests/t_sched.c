@@ -5,8 +5,9 @@
  * wake that must get through to a processor that is never idle, counters
  * read while the processors run, idle processors and termination, calls
  * out of order and from the wrong thread, spawning from threads and from
- * native threads (during fini too) and the memory it takes, buffers across
- * the largest class, wakes during fini, a million threads, a shared
+ * native threads (during fini too), a failed spawn (it takes no
+ * processor's turn), and the memory spawning takes, buffers across the
+ * largest class, wakes during fini, a million threads, a shared
  * floating-point control state (sched_set_share_fpctl), the order of
  * spawns and wakes from a native thread.
  */
@@ -440,6 +441,26 @@ static void count_run(void *arg)
 static void quick(void *arg)
 {
 	(void)arg;
+}
+
+/*
+ * A spawn that fails takes no processor's turn: the first thread after it
+ * runs on processor 0, as the first after init does.
+ */
+static void test_failed_spawn_turn(void)
+{
+	struct sched_stats st[2];
+
+	require(ops->so_init(2, 1) == 0);
+	errno = 0;
+	require(ops->so_spawn(NULL, NULL, 0) == NULL && errno == EINVAL);
+	require(ops->so_spawn(quick, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	require(tsched_stats_sum(ops, st, 2) == 2);
+	ok(st[0].ss_switches == 1 && st[1].ss_switches == 0, "%s: a failed "
+	   "spawn takes no turn: the next thread runs on processor 0 (%lu, "
+	   "%lu switches)", ops->so_name, st[0].ss_switches,
+	   st[1].ss_switches);
 }
 
 static void *finished;
@@ -1693,6 +1714,7 @@ int main(void)
 		test_buffer_classes_edge();
 		test_reuse_fresh();
 		test_wake_finished();
+		test_failed_spawn_turn();
 		test_wake_finished_here();
 		test_wake_among_busy();
 		test_share_fpctl();
