@@ -14,7 +14,8 @@ struct sched_stats {
 	unsigned long ss_switches;	/* threads s_next handed over */
 	unsigned long ss_local_wakes;	/* wake-ups from this processor */
 	unsigned long ss_remote_wakes;	/* from other native threads */
-	unsigned long ss_sleeps;	/* times it went idle */
+	unsigned long ss_sleeps;	/* times it slept on its futex, idle
+					 * after spinning */
 	unsigned long ss_max_stack;	/* largest stack saved here, bytes */
 };
 
@@ -80,8 +81,8 @@ const struct sched_ops *sched_find(const char *name);
 const char *sched_names(void);
 
 /*
- * For the processors started next: 1 pins processor i to the i-th CPU the
- * process may use (modulo their number), 0 does not pin. Negative (the
+ * For the processors started next: 1 (or more) pins processor i to the
+ * i-th CPU the process may use (modulo their number), 0 does not pin. Negative (the
  * default): as USCHED_PIN says, "0" or "1"; unset or empty is 1, anything
  * else makes so_init and so_start return -EINVAL.
  */
