@@ -6,7 +6,8 @@
  * known, unfinished generators are stopped with ustack_abort().
  *
  * usage: fringe TREE TREE     where TREE is a number or ( TREE... )
- * prints "same" (exit 0) or "different" (exit 1); bad input exits 2.
+ * prints "same" (exit 0) or "different" (exit 1); bad input exits 2; a
+ * tree too deep for a generator to block in, or no memory, exits 3.
  */
 #include "usched.h"
 
