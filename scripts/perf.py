@@ -9,7 +9,7 @@ figures, with "met" or "MISSED"; the exit status says only whether the
 programs ran (a benchmark is not a test).
 
     python3 scripts/perf.py            # about a minute on 2 cores
-    python3 scripts/perf.py --big      # also 100 million threads: +1 min
+    python3 scripts/perf.py --big      # also 100 million threads: +2 min
 
 With valgrind, it also counts instructions (cachegrind): a message of the
 N=8 ring with few threads, by function for usched, and a switch and its
@@ -33,7 +33,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import sweep  # noqa: E402  (M as in the full report sweep)
 
 BIN = os.path.join(sweep.ROOT, "bench", "bin")
-RUN_TIMEOUT = 1800  # seconds; 10^8 threads take about one minute
+RUN_TIMEOUT = 1800  # seconds; 10^8 threads take one to two minutes
 
 
 class Failed(Exception):
