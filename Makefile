@@ -55,7 +55,7 @@ BENCH_BIN   := bench/bin
 BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
 PEERS       := c cpp go rust
 
-.PHONY: all check-build test check-matrix install clean distclean bench report \
+.PHONY: all check-build test check-matrix install uninstall clean distclean bench report \
 	perf
 all: $(O)/libusched.a $(O)/libusched.so
 
@@ -178,6 +178,15 @@ install: all
 	install -m 644 $(O)/libusched.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(O)/libusched.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(OBJ)/usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+# Removes what install put under PREFIX, and the include/sched it made
+# if that is left empty; nothing else.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/,$(PUB_HDRS)) \
+		$(addprefix $(DESTDIR)$(PREFIX)/lib/,libusched.a libusched.so \
+			pkgconfig/usched.pc)
+	[ ! -d $(DESTDIR)$(PREFIX)/include/sched ] || \
+		rmdir --ignore-fail-on-non-empty $(DESTDIR)$(PREFIX)/include/sched
 
 # clean keeps report/: its results may be hours of a full sweep.
 clean:

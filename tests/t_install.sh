@@ -3,7 +3,8 @@
 # usched.pc land under PREFIX (a second install under another PREFIX names
 # its own), and programs build against them with pkg-config alone: the
 # README's complete program, linked shared and static, and one that uses
-# both schedulers, in C and C++. Also: what make clean leaves.
+# both schedulers, in C and C++. Also: what make uninstall and make clean
+# leave.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -18,11 +19,15 @@ fi
 # A make of its own, not a part of the one that may be running the tests,
 # nor given its variables (make puts those of its command line in the
 # environment).
-install_to() {
+make_in() {
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u DESTDIR \
-		make -C "$root" -s --no-print-directory install PREFIX="$1" \
+		make -C "$root" -s --no-print-directory "$2" PREFIX="$1" \
 		DESTDIR= >"$tmp/make.log" 2>&1 ||
 		{ sed 's/^/# /' "$tmp/make.log"; return 1; }
+}
+
+install_to() {
+	make_in "$1" install
 }
 
 pc() {
@@ -141,6 +146,15 @@ cc -Wall -Wextra -Werror "$tmp/scheds.c" "$tmp/own.c" $(pc "$tmp/b" --cflags) \
 rc=$?
 [ $rc = 0 ] || sed 's/^/# /' "$tmp/own.log" | head -4
 ok $rc "linked with libusched.a, a program with functions and data named like the library's own builds and runs"
+
+# make uninstall takes back what install put there, and only that.
+touch "$tmp/a/lib/other.a"
+mkdir -p "$tmp/c/include/sched"
+touch "$tmp/c/include/sched/other.h"
+install_to "$tmp/c" && make_in "$tmp/a" uninstall && make_in "$tmp/c" uninstall &&
+	[ "$(cd "$tmp/a" && find . -type f -o -type d -path '*/sched')" = ./lib/other.a ] &&
+	[ "$(cd "$tmp/c" && find . -type f)" = ./include/sched/other.h ]
+ok $? "make uninstall removes what make install added, and an include/sched left empty, and keeps what it did not add"
 
 # A full sweep's results take hours: only distclean removes them.
 recipe() {
