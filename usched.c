@@ -292,6 +292,31 @@ static inline void san_switch(struct usched *s, struct ustack *u)
 }
 #endif
 
+#if defined(USCHED_ASAN) || defined(USCHED_TSAN)
+static inline const char *san_unmatched(void)
+{
+	return NULL;
+}
+#else
+/*
+ * A program built with ASan or TSan brings its runtime. A library built
+ * without it would copy stacks through the runtime's checked memcpy and
+ * leave the shadow behind: every block would be reported, or go unseen.
+ */
+void __asan_init(void) __attribute__((weak));
+void __tsan_init(void) __attribute__((weak));
+
+/* The sanitizer whose runtime is here although usched is built without. */
+static const char *san_unmatched(void)
+{
+	if (__asan_init != NULL)
+		return "address";
+	if (__tsan_init != NULL)
+		return "thread";
+	return NULL;
+}
+#endif
+
 static __attribute__((noreturn, format(printf, 1, 2)))
 void usched_panic(const char *fmt, ...)
 {
@@ -492,6 +517,12 @@ void usched_run(struct usched *s)
 			     "must be set");
 	if (s->s_stack_max < 0)
 		usched_panic("usched_run(): s_stack_max is negative");
+	if (san_unmatched() != NULL)
+		usched_panic("usched_run(): the program is built with "
+			     "-fsanitize=%s and libusched is not; build it "
+			     "with the program's flags (make O=DIR "
+			     "CFLAGS='-fsanitize=%s ...')", san_unmatched(),
+			     san_unmatched());
 	if (san_fake_stack())
 		usched_panic("usched_run(): AddressSanitizer's "
 			     "detect_stack_use_after_return is on; its frames "
