@@ -9,7 +9,8 @@
 extern "C" {
 #endif
 
-/* Per-processor counters. */
+/* Per-processor counters. A wake counts at the processor of the thread
+ * woken, also if that thread was running or had a wake kept already. */
 struct sched_stats {
 	unsigned long ss_switches;	/* threads s_next handed over */
 	unsigned long ss_local_wakes;	/* wake-ups from this processor */
@@ -32,7 +33,9 @@ struct sched_ops {
 	 * -EPERM from one of its own threads; -EALREADY if started (also by
 	 * another native thread's start at the same time); -EINVAL before
 	 * init, once fini was called (it starts them), or with a bad
-	 * USCHED_PIN. */
+	 * USCHED_PIN; -EAGAIN (or another error of pthread_create) if a
+	 * processor's native thread could not be made: those made run on,
+	 * and the next start or fini starts the others. */
 	int   (*so_start)(void);
 	/* A new thread running f(arg); NULL with errno set on failure:
 	 * ENOMEM, or EINVAL: before init, f is NULL, or fini found every
@@ -60,12 +63,12 @@ struct sched_ops {
 	 * for threads of this scheduler (outside any thread, stops the
 	 * program). */
 	void  (*so_done)(void);
-	/* Starts the processors if needed (failing as so_start does), waits
-	 * for every thread to finish, stops the processors and frees
-	 * everything. -EDEADLK from one of its own threads; -EINVAL before
-	 * init, after fini, or while another native thread's fini runs.
-	 * Native threads that spawn or wake must be done (joined) before
-	 * so_init again. */
+	/* Starts the processors if needed (failing as so_start does; then
+	 * it may be called again), waits for every thread to finish, stops
+	 * the processors and frees everything. -EDEADLK from one of its
+	 * own threads; -EINVAL before init, after fini, or while another
+	 * native thread's fini runs. Native threads that spawn or wake must
+	 * be done (joined) before so_init again. */
 	int   (*so_fini)(void);
 	/* Counters of processor proc (after start, from any native thread,
 	 * also while it runs); -EINVAL if no such one or out is NULL. */

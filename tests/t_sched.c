@@ -466,6 +466,7 @@ static void test_failed_spawn_turn(void)
 static void *finished;
 static int finished_rc;
 
+
 static void wake_finished(void *arg)
 {
 	(void)arg;
@@ -526,6 +527,35 @@ static void test_wake_finished_here(void)
 	   "%s: waking a finished thread from its own processor: -ESRCH (got "
 	   "%d), not counted (%lu local wakes)", ops->so_name, finished_rc,
 	   st.ss_local_wakes);
+}
+
+/*
+ * A wake counts at the processor of the thread woken, not the waker's:
+ * one on processor 1 wakes one on processor 0 (waiting by then, or not).
+ */
+static void wait_once(void *arg)
+{
+	(void)arg;
+	require(ops->so_wait() == 0);
+}
+
+static void test_wake_counted_at_target(void)
+{
+	struct sched_stats st[2];
+
+	require(ops->so_init(2, 2) == 0);
+	finished = ops->so_spawn(wait_once, NULL, 0);
+	require(finished != NULL &&
+		ops->so_spawn(wake_finished_here, NULL, 1) != NULL);
+	finished_rc = 1;
+	require(ops->so_fini() == 0);
+	require(tsched_stats_sum(ops, st, 2) == 2);
+	ok(finished_rc == 0 && st[0].ss_remote_wakes == 1 &&
+	   st[1].ss_remote_wakes == 0 && st[0].ss_local_wakes == 0 &&
+	   st[1].ss_local_wakes == 0, "%s: a wake counts at the woken "
+	   "thread's processor (%d; remote wakes %lu, %lu; local %lu, %lu)",
+	   ops->so_name, finished_rc, st[0].ss_remote_wakes,
+	   st[1].ss_remote_wakes, st[0].ss_local_wakes, st[1].ss_local_wakes);
 }
 
 /*
@@ -1715,6 +1745,7 @@ int main(void)
 		test_reuse_fresh();
 		test_wake_finished();
 		test_failed_spawn_turn();
+		test_wake_counted_at_target();
 		test_wake_finished_here();
 		test_wake_among_busy();
 		test_share_fpctl();
