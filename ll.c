@@ -279,6 +279,8 @@ int ll_wake(struct ll_thread *t)
 	struct ll_proc *l;
 	int rc;
 
+	if (__builtin_expect(t == NULL, 0))
+		return -EINVAL;
 	if (__builtin_expect(here == NULL, 0))
 		return ll_wake_outside(t);
 	l = ll_proc_of(t);
@@ -312,7 +314,7 @@ static void *ll_spawn(void (*f)(void *), void *arg, int group)
 
 static int ll_wake_any(void *t)
 {
-	return t != NULL ? ll_wake(t) : -EINVAL;
+	return ll_wake(t);
 }
 
 static void *ll_self_any(void)

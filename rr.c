@@ -174,6 +174,8 @@ int rr_wake(struct rr_thread *thread)
 	struct proc *here = proc_here(PROCS_RR);
 	int rc;
 
+	if (t == NULL)
+		return -EINVAL;
 	if (here != NULL)
 		return rr_wake_from(t, here);
 	if (!procs_wake_enter(&rr_procs))	/* fini frees t */
@@ -206,7 +208,7 @@ static void *rr_spawn(void (*f)(void *), void *arg, int group)
 
 static int rr_wake_any(void *t)
 {
-	return t != NULL ? rr_wake(t) : -EINVAL;
+	return rr_wake(t);
 }
 
 static void *rr_self_any(void)

@@ -47,8 +47,7 @@ int  rr_wait(void);
 /*
  * Wakes t, from any native thread. -ESRCH if t has finished, until a new
  * thread reuses its struct: t then names that one. t is a handle from
- * rr_thread_init, valid until the next rr_init (so_wake takes NULL:
- * -EINVAL).
+ * rr_thread_init, valid until the next rr_init; -EINVAL for NULL.
  */
 int  rr_wake(struct rr_thread *t);
 /* The calling thread, NULL outside an rr thread. */

@@ -12,6 +12,8 @@
  * spawns and wakes from a native thread.
  */
 #define _GNU_SOURCE	/* sched_getaffinity */
+#include "../ll.h"
+#include "../rr.h"
 #include "tap.h"
 #include "tsched.h"
 
@@ -1721,6 +1723,8 @@ int main(void)
 	test_names();
 	ok(sched_find("nope") == NULL, "unknown scheduler name: NULL");
 	ok(sched_find(NULL) == NULL, "no scheduler name: NULL");
+	ok(ll_wake(NULL) == -EINVAL && rr_wake(NULL) == -EINVAL,
+	   "ll_wake and rr_wake of NULL, called directly: -EINVAL");
 	for (int i = 0; i < 2; i++) {
 		ops = sched_find(names[i]);
 		require(ops != NULL);
