@@ -60,7 +60,7 @@ struct usched {
 
 	/* Next thread to run (new or blocked), or NULL to leave usched_run. */
 	struct ustack *(*s_next)(struct usched *s);
-	/* A stack buffer of at least size bytes, or NULL. */
+	/* A stack buffer of at least size bytes (any alignment), or NULL. */
 	void          *(*s_alloc)(struct usched *s, int size);
 	/* Give back a buffer s_alloc returned (or one passed to ustack_init). */
 	void           (*s_free)(struct usched *s, void *buf, int size);
@@ -76,7 +76,8 @@ struct usched {
 	 * (~1.5 ns less a switch on x86-64), so a thread that changes it
 	 * changes it for the threads that run or start after it, until it
 	 * sets it back; usched_run's caller still gets its own back. May be
-	 * changed at any time. */
+	 * changed at any time: a thread that blocked while it was set saved
+	 * no state, and resumes with the one in force. */
 	int              s_share_fpctl;
 
 	/* Read-only: the largest stack a thread of this dispatcher saved. */

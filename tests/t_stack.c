@@ -1,12 +1,13 @@
 /*
  * Stack contents survive blocking: patterned locals at depths 1 to 1000,
- * 64 KiB of locals, threads with D extra bytes, how buffers grow, 1000
+ * in buffers of any alignment, 64 KiB of locals, threads with D extra bytes, how buffers grow, 1000
  * threads in random order.
  */
 #include "tap.h"
 #include "tsched.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 static long bad;	/* locals found corrupted after a resume */
 static long resumes;
@@ -69,6 +70,49 @@ static void test_depths(void)
 	ok(bad == 0 && resumes == 2 * (1 + 2 + 10 + 100 + 500 + 1000),
 	   "depths 1..1000: %ld resumes, %ld corrupted locals", resumes, bad);
 	ok(ts.ts_bytes == 0, "all stack buffers freed");
+}
+
+/* s_alloc may return buffers at any address: at 1 to 15 bytes past one. */
+static int misaligned;
+
+static void *odd_alloc(struct usched *s, int size)
+{
+	int k = misaligned++ % 15 + 1;
+	char *raw = malloc(size + 16);
+
+	(void)s;
+	if (raw == NULL)
+		return NULL;
+	raw[k - 1] = (char)k;	/* for odd_free */
+	return raw + k;
+}
+
+static void odd_free(struct usched *s, void *buf, int size)
+{
+	char *p = buf;
+
+	(void)s;
+	(void)size;
+	free(p - p[-1]);
+}
+
+static void test_misaligned(void)
+{
+	struct tsched ts;
+	long want = 0;
+
+	tsched_init(&ts);
+	ts.ts_s.s_alloc = odd_alloc;
+	ts.ts_s.s_free = odd_free;
+	bad = resumes = 0;
+	for (int depth = 10; depth < 25; depth++) {
+		tsched_spawn(&ts, descender, (void *)(intptr_t)depth);
+		want += 2 * depth;
+	}
+	tsched_run(&ts);
+	ok(bad == 0 && resumes == want && misaligned >= 15,
+	   "stack buffers 1 to 15 bytes off alignment: %ld resumes, %ld "
+	   "corrupted locals, %d buffers", resumes, bad, misaligned);
 }
 
 static int big_max;
@@ -293,6 +337,7 @@ static void test_random(void)
 int main(void)
 {
 	test_depths();
+	test_misaligned();
 	test_big();
 	test_extra();
 	test_first_buffer();
