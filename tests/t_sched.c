@@ -514,16 +514,25 @@ static void wake_finished_here(void *arg)
 	finished_rc = ops->so_wake(finished);
 }
 
+/*
+ * Runs `finished` = f (group 0) and, after it, wake_finished_here (group
+ * waker_group) on procs processors, to the end.
+ */
+static void run_wake_of(void (*f)(void *), int procs, int waker_group)
+{
+	require(ops->so_init(procs, 2) == 0);
+	finished = ops->so_spawn(f, NULL, 0);
+	require(finished != NULL &&
+		ops->so_spawn(wake_finished_here, NULL, waker_group) != NULL);
+	require(ops->so_fini() == 0);
+}
+
 static void test_wake_finished_here(void)
 {
 	struct sched_stats st;
 
-	require(ops->so_init(1, 2) == 0);
-	finished = ops->so_spawn(quick, NULL, 0);
-	require(finished != NULL &&
-		ops->so_spawn(wake_finished_here, NULL, 0) != NULL);
 	finished_rc = 0;
-	require(ops->so_fini() == 0);
+	run_wake_of(quick, 1, 0);
 	require(ops->so_stats(0, &st) == 0);
 	ok(finished_rc == -ESRCH && st.ss_local_wakes == 0,
 	   "%s: waking a finished thread from its own processor: -ESRCH (got "
@@ -545,12 +554,8 @@ static void test_wake_counted_at_target(void)
 {
 	struct sched_stats st[2];
 
-	require(ops->so_init(2, 2) == 0);
-	finished = ops->so_spawn(wait_once, NULL, 0);
-	require(finished != NULL &&
-		ops->so_spawn(wake_finished_here, NULL, 1) != NULL);
 	finished_rc = 1;
-	require(ops->so_fini() == 0);
+	run_wake_of(wait_once, 2, 1);
 	require(tsched_stats_sum(ops, st, 2) == 2);
 	ok(finished_rc == 0 && st[0].ss_remote_wakes == 1 &&
 	   st[1].ss_remote_wakes == 0 && st[0].ss_local_wakes == 0 &&
