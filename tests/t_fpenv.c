@@ -77,11 +77,11 @@ static void rounder(void *arg)
 #endif
 }
 
-/* After a run, usched_run's caller has its own round-to-nearest back. */
-static void caller_mode_back(const char *after)
+/* After a run, usched_run's caller has its own mode back. */
+static void caller_mode_back(int mode, const char *after)
 {
-	ok(fegetround() == FE_TONEAREST && sse_rounding() == FE_TONEAREST,
-	   "usched_run's caller got its own mode back %s", after);
+	ok(fegetround() == mode && sse_rounding() == mode,
+	   "usched_run's caller got its own mode %d back %s", mode, after);
 }
 
 static struct tsched shared;
@@ -143,7 +143,7 @@ static void test_shared_start(void)
 	ok(newcomer_mode == FE_UPWARD && found[0] == FE_UPWARD,
 	   "shared: a thread started after another set a mode runs with it "
 	   "(got %d)", newcomer_mode);
-	caller_mode_back("from threads started while sharing");
+	caller_mode_back(FE_TONEAREST, "from threads started while sharing");
 }
 
 static void test_shared(void)
@@ -151,7 +151,7 @@ static void test_shared(void)
 	run_shared(1, -1);
 	ok(found[0] == FE_DOWNWARD && found[1] == FE_TOWARDZERO,
 	   "shared: a thread resumes with the state the last one left");
-	caller_mode_back("from shared threads");
+	caller_mode_back(FE_TONEAREST, "from shared threads");
 	run_shared(1, 0);
 	ok(found[0] == FE_DOWNWARD,
 	   "sharing turned off: a thread blocked while it was on keeps "
@@ -165,12 +165,16 @@ static void test_shared(void)
 	ok(found[1] == FE_TOWARDZERO,
 	   "sharing turned on: the thread that turned it on finds the state "
 	   "the last one left");
-	caller_mode_back("after the toggles");
+	caller_mode_back(FE_TONEAREST, "after the toggles");
 }
 
-int main(void)
+/*
+ * Threads start with the mode of usched_run's caller, whatever it is, also
+ * after others changed theirs, and keep their own; runs of threads with the
+ * same state switch without reloading it.
+ */
+static void test_own(int caller)
 {
-	/* Runs of threads with the same state switch without reloading it. */
 	static int args[THREADS][3] = {
 		{ 0, FE_UPWARD, -1 }, { 1, FE_DOWNWARD, -1 },
 		{ 2, FE_TOWARDZERO, -1 }, { 3, FE_UPWARD, -1 },
@@ -179,17 +183,25 @@ int main(void)
 	};
 	struct tsched ts;
 
+	fesetround(caller);
 	tsched_init(&ts);
 	for (int i = 0; i < THREADS; i++)
 		tsched_spawn(&ts, rounder, args[i]);
 	tsched_run(&ts);
 	for (int i = 0; i < THREADS; i++) {
-		ok(seen[i][0] == FE_TONEAREST, "thread %d started with the "
-		   "caller's rounding mode in both units (got %d)", i,
+		ok(seen[i][0] == caller, "thread %d started with the caller's "
+		   "rounding mode %d in both units (got %d)", i, caller,
 		   seen[i][0]);
 		ok(seen[i][1], "thread %d kept its own rounding mode", i);
 	}
-	caller_mode_back("from its threads");
+	caller_mode_back(caller, "from its threads");
+	fesetround(FE_TONEAREST);
+}
+
+int main(void)
+{
+	test_own(FE_TONEAREST);
+	test_own(FE_DOWNWARD);
 	test_shared();
 	test_shared_start();
 	return tap_done();
