@@ -55,7 +55,7 @@ BENCH_BIN   := bench/bin
 BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
 PEERS       := c cpp go rust
 
-.PHONY: all check-build test check-matrix install uninstall clean distclean bench report \
+.PHONY: all check-build test check-matrix check-mutants install uninstall clean distclean bench report \
 	perf
 all: $(O)/libusched.a $(O)/libusched.so
 
@@ -161,6 +161,11 @@ report:
 # Every compiler and optimisation level, sanitizers, valgrind, aarch64.
 check-matrix:
 	tests/matrix.sh
+
+# Each mutant of the switch's assembly, on x86-64 and (under qemu) aarch64,
+# must fail one of the dispatcher's tests.
+check-mutants:
+	python3 tests/mutants.py
 
 # The flags of configuration C, for tests/matrix.sh.
 print-cflags-%:
