@@ -245,8 +245,10 @@ static __attribute__((noinline)) void block_with(int n)
 /* A thread that blocks twice, the second time deeper. */
 struct growth {
 	int g_extra[2];		/* extra bytes at each block */
+	int g_fresh;		/* u_used before the first block */
 	int g_used[2];		/* what it saved */
 	int g_len[2];		/* its buffer then */
+	int g_max_used;		/* s_max_used after the run */
 };
 
 static void grow(void *arg)
@@ -254,6 +256,7 @@ static void grow(void *arg)
 	struct growth *g = arg;
 	struct ustack *u = &tsched_self()->t_s.t_u;
 
+	g->g_fresh = u->u_used;
 	for (int i = 0; i < 2; i++) {
 		block_with(g->g_extra[i]);
 		g->g_used[i] = u->u_used;
@@ -269,6 +272,7 @@ static void run_growth(struct growth *g, int stack_max)
 	ts.ts_s.s_stack_max = stack_max;
 	tsched_spawn(&ts, grow, g);
 	tsched_run(&ts);
+	g->g_max_used = ts.ts_s.s_max_used;
 }
 
 /*
@@ -283,11 +287,16 @@ static void test_growth(void)
 	int max = 4096 + ASAN_SHADOW(4096);
 
 	bad = resumes = 0;
+	g.g_fresh = -1;
 	run_growth(&g, 0);
 	ok(bad == 0 && g.g_used[1] > g.g_len[0] &&
 	   g.g_len[1] >= g.g_len[0] + g.g_len[0] / 2,
 	   "a buffer that must grow grows by half: %d bytes, then %d to save "
 	   "%d", g.g_len[0], g.g_len[1], g.g_used[1]);
+	ok(g.g_max_used == g.g_used[1], "s_max_used is the most it saved, "
+	   "%d, not a buffer's size (got %d)", g.g_used[1], g.g_max_used);
+	ok(g.g_fresh == 0, "u_used before the first block: 0 (got %d)",
+	   g.g_fresh);
 	run_growth(&capped, 4096);
 	ok(bad == 0 && capped.g_used[1] > capped.g_len[0] &&
 	   capped.g_len[1] >= capped.g_used[1] && capped.g_len[1] <= max,
