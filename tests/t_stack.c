@@ -1,7 +1,7 @@
 /*
  * Stack contents survive blocking: patterned locals at depths 1 to 1000,
- * in buffers of any alignment, 64 KiB of locals, threads with D extra bytes, how buffers grow, 1000
- * threads in random order.
+ * in buffers of any alignment, 64 KiB of locals, threads with D extra
+ * bytes, how buffers grow, 1000 threads in random order.
  */
 #include "tap.h"
 #include "tsched.h"
