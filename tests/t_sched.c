@@ -2,7 +2,9 @@
  * The schedulers, through the function table: rings on one and several
  * processors, wake before wait (from a native thread too), banked wakes,
  * wake of a finished thread (from elsewhere and from its processor), a
- * wake that must get through to a processor that is never idle, counters
+ * wake that must get through to a processor that is never idle (its
+ * threads waking each other, or only spawning), the order of a spawn and
+ * a wake, counters
  * read while the processors run, idle processors and termination, calls
  * out of order and from the wrong thread, spawning from threads and from
  * native threads (during fini too), a failed spawn (it takes no
@@ -622,6 +624,108 @@ static void test_wake_among_busy(void)
 }
 
 /*
+ * The same when the processor's threads never wait: each spawns the next
+ * on its own processor and ends (a wait would take the wake itself). The
+ * second of them holds its processor until a native thread's wake of a
+ * waiting thread has returned; that thread must run within two more.
+ */
+enum { CHAIN_LEN = 1000, CHAIN_WAKE_AT = 1 };
+static void *chain_sleeper;
+static int chain_at, chain_woken_at, chain_go, chain_wake_rc;
+
+static void chain_sleep(void *arg)
+{
+	(void)arg;
+	require(ops->so_wait() == 0);
+	chain_woken_at = chain_at;
+}
+
+static void chain_link(void *arg)
+{
+	long k = (long)arg;
+
+	chain_at = (int)k;
+	if (k == CHAIN_WAKE_AT) {
+		__atomic_store_n(&chain_go, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&chain_wake_rc, __ATOMIC_ACQUIRE) == 1)
+			;
+	}
+	if (k < CHAIN_LEN)
+		require(ops->so_spawn(chain_link, (void *)(k + 1), 0) != NULL);
+}
+
+static void *chain_wake(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&chain_go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	__atomic_store_n(&chain_wake_rc, ops->so_wake(chain_sleeper),
+			 __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_wake_among_spawners(void)
+{
+	pthread_t waker;
+
+	chain_go = 0;
+	chain_wake_rc = 1;
+	chain_woken_at = -1;
+	require(ops->so_init(1, 2) == 0);
+	chain_sleeper = ops->so_spawn(chain_sleep, NULL, 0);
+	require(chain_sleeper != NULL &&
+		ops->so_spawn(chain_link, (void *)0L, 0) != NULL);
+	require(pthread_create(&waker, NULL, chain_wake, NULL) == 0);
+	require(ops->so_fini() == 0);
+	require(pthread_join(waker, NULL) == 0);
+	ok(chain_wake_rc == 0 && chain_woken_at >= CHAIN_WAKE_AT &&
+	   chain_woken_at <= CHAIN_WAKE_AT + 2, "%s: a wake from a native "
+	   "thread reaches a processor whose threads only spawn and end: "
+	   "its thread ran after link %d of %d, woken during link %d",
+	   ops->so_name, chain_woken_at, CHAIN_LEN, CHAIN_WAKE_AT);
+}
+
+/*
+ * On one processor, threads run in the order they became ready: one
+ * spawned before a wake runs before the thread woken.
+ */
+static void *mix_woken;
+static char mix_seen[3];
+static int mix_nr;
+
+static void mix_note(void *arg)
+{
+	mix_seen[mix_nr++] = *(char *)arg;
+}
+
+static void mix_wait(void *arg)
+{
+	require(ops->so_wait() == 0);
+	mix_note(arg);
+}
+
+static void mix_parent(void *arg)
+{
+	(void)arg;
+	require(ops->so_spawn(mix_note, "X", 0) != NULL);
+	require(ops->so_wake(mix_woken) == 0);
+}
+
+static void test_spawn_wake_order(void)
+{
+	mix_nr = 0;
+	memset(mix_seen, 0, sizeof mix_seen);
+	require(ops->so_init(1, 3) == 0);
+	mix_woken = ops->so_spawn(mix_wait, "W", 0);
+	require(mix_woken != NULL &&
+		ops->so_spawn(mix_parent, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(strcmp(mix_seen, "XW") == 0, "%s: a thread spawned before a wake "
+	   "runs before the thread woken (order %s)", ops->so_name,
+	   mix_seen);
+}
+
+/*
  * A struct reused for a new thread carries nothing over from the thread
  * it served, which ended with a wake banked: the new thread's wait
  * blocks until the thread queued after it wakes it. The first thread the
@@ -875,11 +979,13 @@ static void test_pin_env(void)
 
 /*
  * sched_set_pinning: with it on, each processor's native thread may run on
- * one CPU, and two processors on two CPUs when there are two; off, on all
- * the process may use. One thread per processor (rr spreads them in turn,
- * ll puts group i on processor i) reads its affinity.
+ * one CPU, and two processors on two CPUs when there are two; processors
+ * past the CPUs start over from the first. Off, on all the process may
+ * use. One thread per processor (rr spreads them in turn, ll puts group i
+ * on processor i) reads its affinity.
  */
-static int pin_cpus[2], pin_first[2];
+enum { PIN_MAX = 65 };
+static int pin_cpus[PIN_MAX], pin_first[PIN_MAX];
 
 static void pin_probe(void *arg)
 {
@@ -892,31 +998,42 @@ static void pin_probe(void *arg)
 		;
 }
 
-/* Runs the probes on two processors; 1 if each saw want CPUs. */
-static int pin_run(int on, int want)
+/* Runs the probes on procs processors; 1 if each saw want CPUs. */
+static int pin_run_on(int on, int want, int procs)
 {
+	int each = 1;
+
 	sched_set_pinning(on);
-	require(ops->so_init(2, 2) == 0);
-	for (long i = 0; i < 2; i++)
+	require(ops->so_init(procs, procs) == 0);
+	for (long i = 0; i < procs; i++)
 		require(ops->so_spawn(pin_probe, (void *)i, (int)i) != NULL);
 	require(ops->so_fini() == 0);
-	return pin_cpus[0] == want && pin_cpus[1] == want;
+	for (int i = 0; i < procs; i++)
+		each &= pin_cpus[i] == want;
+	return each;
+}
+
+static int pin_run(int on, int want)
+{
+	return pin_run_on(on, want, 2);
 }
 
 static void test_pinning(void)
 {
 	cpu_set_t all;
-	int n, on, apart, off;
+	int n, on, apart, wraps, off;
 
 	require(sched_getaffinity(0, sizeof all, &all) == 0);
 	n = CPU_COUNT(&all);
-	on = pin_run(1, 1);
+	on = pin_run_on(1, 1, n < PIN_MAX ? n + 1 : PIN_MAX);
 	apart = n < 2 || pin_first[0] != pin_first[1];
+	wraps = n >= PIN_MAX || pin_first[n] == pin_first[0];
 	off = pin_run(0, n);
 	sched_set_pinning(-1);
-	ok(on && apart && off, "%s: pinning on: one CPU a processor, two "
-	   "apart%s; off: all %d (got %d, %d)", ops->so_name,
-	   n < 2 ? " (one CPU here: not checked)" : "", n, pin_cpus[0],
+	ok(on && apart && wraps && off, "%s: pinning on: one CPU a "
+	   "processor, two apart%s, and the one past the %d CPUs on the "
+	   "first's; off: all %d (got %d, %d)", ops->so_name,
+	   n < 2 ? " (one CPU here: not checked)" : "", n, n, pin_cpus[0],
 	   pin_cpus[1]);
 }
 
@@ -1757,6 +1874,8 @@ int main(void)
 		test_wake_counted_at_target();
 		test_wake_finished_here();
 		test_wake_among_busy();
+		test_wake_among_spawners();
+		test_spawn_wake_order();
 		test_share_fpctl();
 		test_misc();
 		test_sleeps();
