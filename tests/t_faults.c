@@ -17,6 +17,8 @@
  * 2. The bare dispatcher with the test scheduler, whose s_alloc fails on
  *    demand: here the replaced malloc only checks that the dispatcher
  *    allocates nothing behind s_alloc's back.
+ * 3. rr: a spawn that fails once a later spawn has taken the next turn
+ *    keeps its turn, so that no turn is handed out twice.
  *
  * Sanitizers and valgrind bring their own malloc, which is then the one
  * called: scenario 1 is skipped and scenario 2 runs without that check.
@@ -29,6 +31,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -490,6 +494,73 @@ static void sweep(const char *name, int (*child)(long k))
 	   failed);
 }
 
+/*
+ * Spawn A, from a native thread, takes turn 0 (processor 0) and fails in
+ * the malloc of its processor's first chunk, but only after main's spawn B
+ * took turn 1. C and D must then go to processors 2 and 0: one thread on
+ * each of the three. A turn given back regardless would send C to 1 again.
+ */
+enum { TURN_CHUNK = 1 << 20 };
+static __thread int turn_in_a;
+static int turn_a_waiting, turn_b_done;
+
+static int turn_fail_a(size_t size, void *caller)
+{
+	(void)caller;
+	if (!turn_in_a || size < TURN_CHUNK)
+		return 0;
+	__atomic_store_n(&turn_a_waiting, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&turn_b_done, __ATOMIC_ACQUIRE))
+		sched_yield();
+	return 1;
+}
+
+static void turn_noop(void *arg)
+{
+	(void)arg;
+}
+
+static void *turn_spawn_a(void *failed)
+{
+	void *t;
+
+	turn_in_a = 1;
+	t = ops->so_spawn(turn_noop, NULL, 0);
+	turn_in_a = 0;
+	*(int *)failed = t == NULL && errno == ENOMEM;
+	return NULL;
+}
+
+static void test_turn_kept(void)
+{
+	struct sched_stats st;
+	unsigned long ran[3];
+	pthread_t a;
+	int a_failed = 0;
+
+	ops = sched_find("rr");
+	require(ops != NULL && ops->so_init(3, 4) == 0);
+	tmalloc_hook = turn_fail_a;
+	require(pthread_create(&a, NULL, turn_spawn_a, &a_failed) == 0);
+	while (!__atomic_load_n(&turn_a_waiting, __ATOMIC_ACQUIRE))
+		sched_yield();
+	require(ops->so_spawn(turn_noop, NULL, 0) != NULL);
+	__atomic_store_n(&turn_b_done, 1, __ATOMIC_RELEASE);
+	require(pthread_join(a, NULL) == 0);
+	tmalloc_hook = NULL;
+	for (int i = 0; i < 2; i++)
+		require(ops->so_spawn(turn_noop, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	for (int i = 0; i < 3; i++) {
+		require(ops->so_stats(i, &st) == 0);
+		ran[i] = st.ss_switches;
+	}
+	ok(a_failed && ran[0] == 1 && ran[1] == 1 && ran[2] == 1, "rr: a "
+	   "spawn that fails after a later one took the next turn keeps its "
+	   "own: one thread on each processor (%lu, %lu, %lu; A failed: %d)",
+	   ran[0], ran[1], ran[2], a_failed);
+}
+
 int main(void)
 {
 	static const char *const names[] = { "rr", "ll" };
@@ -511,5 +582,9 @@ int main(void)
 			   "fail", name);
 	}
 	sweep("dispatcher, s_alloc failing", usched_child);
+	if (interposing)
+		test_turn_kept();
+	else
+		ok(1, "# SKIP rr's turns: malloc is not this program's");
 	return tap_done();
 }
