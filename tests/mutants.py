@@ -25,6 +25,9 @@ TESTS = ["t_basic", "t_regs", "t_fpenv", "t_stack", "t_errors", "t_signal",
          "t_misuse", "t_faults", "t_bufs", "t_wake_block", "t_million",
          "t_model", "t_examples"]
 TIMEOUT = 120
+# Fewer mutants than this: the parser no longer reads the assembly, and a
+# run that tried nothing must not pass.
+MIN_MUTANTS = 40
 QEMU = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
 
 ARCHS = {
@@ -179,6 +182,11 @@ def run_arch(arch, tmp):
     path = os.path.join(tree, "usched.c")
     with open(path) as f:
         src = f.read()
+    found = len(list(mutants(src, arch)))
+    if found < MIN_MUTANTS:
+        print("not ok - %s: only %d mutants found in usched.c's assembly"
+              % (arch, found))
+        return 1
     out = build(tree, arch)
     if out is None or first_failure(out, arch) is not None:
         print("not ok - %s: the tests fail on usched.c unchanged" % arch)
