@@ -33,7 +33,7 @@ ROOT = sweep.ROOT
 def load_results(results):
     """(every point in the directory, machine.json aside; one line per
     file that is not a valid point)."""
-    points, errors = [], []
+    points, errors, seen = [], [], {}
     for name in sorted(os.listdir(results)):
         if not name.endswith(".json") or name == "machine.json":
             continue
@@ -44,6 +44,12 @@ def load_results(results):
             why = point_error(pt)
         except (OSError, ValueError) as e:
             why = f"cannot read it: {e}"
+        if not why:  # two results of a point: which one is right?
+            key = (pt["label"], pt["n"], pt["r"])
+            if key in seen:
+                why = (f"the same point ({key[0]}, N={key[1]}, R={key[2]}) "
+                       f"as {seen[key]}")
+            seen.setdefault(key, path)
         if why:
             errors.append(f"{path}: {why}")
             continue
@@ -175,10 +181,10 @@ def plot(points, n, out, plt, linear, style):
     SVG paths."""
     fig, ax = plt.subplots(figsize=(10, 6))
     for label in label_order(points):
-        mine = [p for p in points if p["label"] == label]
-        rows = sorted((p["threads"], throughput(p)) for p in mine
-                      if throughput(p))
-        failed = len(mine) - len(rows)
+        # A failed point breaks the line (NaN), rather than being bridged.
+        rows = sorted((p["threads"], throughput(p) or (math.nan,) * 3)
+                      for p in points if p["label"] == label)
+        failed = sum(math.isnan(t[0]) for _, t in rows)
         name = label + (f" ({failed} failed)" if failed else "")
         xs = [x for x, _ in rows]
         ys = [t[0] for _, t in rows]

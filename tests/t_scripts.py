@@ -6,6 +6,7 @@ Needs hyperfine and matplotlib: without them the checks that use them fail.
 
 import hashlib
 import json
+import math
 import os
 import platform
 import re
@@ -220,6 +221,7 @@ BAD_POINTS = [  # (file text, what the error must name)
      "field 'label'"),
     ([1, 2], "not a JSON object"),
     ('{"label": "U-rr", "n": 2', "cannot read it"),
+    (dict(FIXED[0], seconds=[1.0]), "the same point (U-rr, N=2, R=4) as "),
 ]
 
 
@@ -269,7 +271,7 @@ def test_graph_bad(tmp):
 
 # Runs graph.py (argv[2:]) with matplotlib's savefig wrapped: for each PNG
 # it appends to argv[1] a JSON line per legend entry: the figure's title,
-# the entry's text, colour and marker.
+# the entry's text, colour and marker, and its line's y values.
 LEGEND_PROBE = r"""
 import json, os, runpy, sys
 from matplotlib.figure import Figure
@@ -282,7 +284,9 @@ def probe(fig, path, *args, **kwargs):
             for h, text in zip(*ax.get_legend_handles_labels()):
                 line = h[0] if isinstance(h, tuple) else h  # errorbar
                 f.write(json.dumps([ax.get_title(), text, line.get_color(),
-                                    line.get_marker()]) + "\n")
+                                    line.get_marker(),
+                                    [float(y) for y in line.get_ydata()]])
+                        + "\n")
     return savefig(fig, path, *args, **kwargs)
 Figure.savefig = probe
 sys.argv = sys.argv[2:]
@@ -292,18 +296,20 @@ runpy.run_path(script, run_name="__main__")
 
 
 def legends(tmp, res):
-    """{N: [(legend text, colour, marker)]} of graph.py's plots."""
+    """{N: [(legend text, colour, marker)]} of graph.py's plots, and
+    {(N, legend text): y values of its line}."""
     log = os.path.join(tmp, "legends")
     p = subprocess.run([sys.executable, "-c", LEGEND_PROBE, log, GRAPH,
                         "--results", res, "--out", os.path.join(tmp, "o")],
                        capture_output=True, text=True, timeout=300)
-    out = {}
+    out, ys = {}, {}
     with open(log) as f:
         for line in f:
-            title, text, color, marker = json.loads(line)
+            title, text, color, marker, y = json.loads(line)
             n = int(re.search(r"N = (\d+)", title).group(1))
             out.setdefault(n, []).append((text, json.dumps(color), marker))
-    return p, out
+            ys[n, text] = y
+    return p, out, ys
 
 
 def test_graph_legends(tmp):
@@ -314,11 +320,12 @@ def test_graph_legends(tmp):
         point("GO", 2, 4, 1000, seconds=[0.004]),
         point("GO", 8, 2, 500, seconds=[0.001]),
         point("GO", 8, 4, 500, "failed", reason="boom"),
+        point("GO", 8, 8, 500, seconds=[0.004]),
         point("BOOST", 8, 2, 500, "failed", reason="boom"),
         point("BOOST", 8, 4, 500, "failed", reason="boom"),
         point("POSIX", 4, 2, 500, "failed", reason="boom"),
     ])
-    p, leg = legends(tmp, res)
+    p, leg, ys = legends(tmp, res)
     check(p.returncode == 0 and [x[0] for x in leg.get(2, [])]
           == ["U-rr", "GO"], "a legend without failures: the labels",
           f"{p.stderr}\n{leg}")
@@ -329,6 +336,10 @@ def test_graph_legends(tmp):
     check([x[0] for x in leg.get(4, [])] == ["POSIX (1 failed)"]
           and p.stderr == "", "a plot of failures only: its legend, no "
           "warning", f"{p.stderr}\n{leg}")
+    go8 = ys.get((8, "GO (1 failed)"), [])
+    check(len(go8) == 3 and math.isnan(go8[1]) and go8[0] == 8.0
+          and go8[2] == 8.0, "a failed point between two breaks the line, "
+          "which does not bridge it", go8)
     go = {n: [x[1:] for x in leg.get(n, []) if x[0].startswith("GO")]
           for n in (2, 8)}
     check(len(go[2]) == 1 and go[2] == go[8],
