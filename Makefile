@@ -55,8 +55,8 @@ BENCH_BIN   := bench/bin
 BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
 PEERS       := c cpp go rust
 
-.PHONY: all check-build test check-matrix check-mutants install uninstall clean distclean bench report \
-	perf
+.PHONY: all check-build test check-matrix check-mutants install uninstall \
+	clean distclean bench report perf
 all: $(O)/libusched.a $(O)/libusched.so
 
 $(OBJ)/%.o: %.c $(LIB_HDRS)

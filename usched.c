@@ -507,6 +507,8 @@ static SWITCHING struct uarch_to usched_enter(void *arg, char *sp)
 
 void usched_run(struct usched *s)
 {
+	const char *san = san_unmatched();
+
 	if (s == NULL)
 		usched_panic("usched_run(): s is NULL");
 	if (usched_here != NULL)
@@ -517,12 +519,11 @@ void usched_run(struct usched *s)
 			     "must be set");
 	if (s->s_stack_max < 0)
 		usched_panic("usched_run(): s_stack_max is negative");
-	if (san_unmatched() != NULL)
+	if (san != NULL)
 		usched_panic("usched_run(): the program is built with "
 			     "-fsanitize=%s and libusched is not; build it "
 			     "with the program's flags (make O=DIR "
-			     "CFLAGS='-fsanitize=%s ...')", san_unmatched(),
-			     san_unmatched());
+			     "CFLAGS='-fsanitize=%s ...')", san, san);
 	if (san_fake_stack())
 		usched_panic("usched_run(): AddressSanitizer's "
 			     "detect_stack_use_after_return is on; its frames "

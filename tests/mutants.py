@@ -119,6 +119,10 @@ def mutants(src, arch):
             yield "branch", idx, ins, new
 
 
+def describe(kind, ins, new):
+    return "%s %s%s" % (kind, ins, "" if new is None else " -> " + new)
+
+
 def apply(src, idx, ins, new):
     lines = src.split("\n")
     assert ins in lines[idx]
@@ -197,8 +201,7 @@ def run_arch(arch, tmp):
         n += 1
         with open(path, "w") as f:
             f.write(apply(src, idx, ins, new))
-        what = "%s %s: %s" % (arch, kind, ins) + \
-            ("" if new is None else " -> " + new)
+        what = "%s %s" % (arch, describe(kind, ins, new))
         out = build(tree, arch)
         if out is None:
             print("ok - %s: does not build" % what)
@@ -230,9 +233,8 @@ def main():
     if args.list:
         for arch in archs:
             for kind, idx, ins, new in mutants(src, arch):
-                print("%s:%d %s %s%s" % (arch, idx + 1, kind, ins,
-                                         "" if new is None else
-                                         " -> " + new))
+                print("%s:%d %s" % (arch, idx + 1,
+                                    describe(kind, ins, new)))
         return 0
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:

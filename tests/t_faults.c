@@ -533,8 +533,7 @@ static void *turn_spawn_a(void *failed)
 
 static void test_turn_kept(void)
 {
-	struct sched_stats st;
-	unsigned long ran[3];
+	struct sched_stats st[3];
 	pthread_t a;
 	int a_failed = 0;
 
@@ -551,14 +550,12 @@ static void test_turn_kept(void)
 	for (int i = 0; i < 2; i++)
 		require(ops->so_spawn(turn_noop, NULL, 0) != NULL);
 	require(ops->so_fini() == 0);
-	for (int i = 0; i < 3; i++) {
-		require(ops->so_stats(i, &st) == 0);
-		ran[i] = st.ss_switches;
-	}
-	ok(a_failed && ran[0] == 1 && ran[1] == 1 && ran[2] == 1, "rr: a "
-	   "spawn that fails after a later one took the next turn keeps its "
-	   "own: one thread on each processor (%lu, %lu, %lu; A failed: %d)",
-	   ran[0], ran[1], ran[2], a_failed);
+	require(tsched_stats_sum(ops, st, 3) == 3);
+	ok(a_failed && st[0].ss_switches == 1 && st[1].ss_switches == 1 &&
+	   st[2].ss_switches == 1, "rr: a spawn that fails after a later one "
+	   "took the next turn keeps its own: one thread on each processor "
+	   "(%lu, %lu, %lu; A failed: %d)", st[0].ss_switches,
+	   st[1].ss_switches, st[2].ss_switches, a_failed);
 }
 
 int main(void)

@@ -4,8 +4,8 @@
  * wake of a finished thread (from elsewhere and from its processor), a
  * wake that must get through to a processor that is never idle (its
  * threads waking each other, or only spawning), the order of a spawn and
- * a wake, counters
- * read while the processors run, idle processors and termination, calls
+ * a wake, counters read while the processors run (and where a wake
+ * counts), idle processors and termination, calls
  * out of order and from the wrong thread, spawning from threads and from
  * native threads (during fini too), a failed spawn (it takes no
  * processor's turn), and the memory spawning takes, buffers across the
@@ -469,7 +469,6 @@ static void test_failed_spawn_turn(void)
 
 static void *finished;
 static int finished_rc;
-
 
 static void wake_finished(void *arg)
 {
