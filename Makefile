@@ -94,8 +94,17 @@ else
 	$(AR) rcs $@ $^
 endif
 
-$(O)/libusched.so: $(LIB_OBJS)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libusched.so $^ -o $@ $(LDLIBS)
+# Programs record the soname and start only with a library of the same
+# ABI: bump SOVERSION when a public struct or a signature changes.
+# libusched.so, what -lusched finds when linking, points to it.
+SOVERSION := 0
+SONAME    := libusched.so.$(SOVERSION)
+
+$(O)/$(SONAME): $(LIB_OBJS)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) $^ -o $@ $(LDLIBS)
+
+$(O)/libusched.so: $(O)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # Objects a test adds below go before the library: with -flto its archive
 # holds the library's objects as they are, and one a test links itself
@@ -181,7 +190,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/include/
 	install -m 644 sched/sched.h $(DESTDIR)$(PREFIX)/include/sched/
 	install -m 644 $(O)/libusched.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(O)/libusched.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(O)/$(SONAME) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libusched.so
 	install -m 644 $(OBJ)/usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 # Removes what install put under PREFIX, and the include/sched it made
@@ -189,13 +199,13 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/,$(PUB_HDRS)) \
 		$(addprefix $(DESTDIR)$(PREFIX)/lib/,libusched.a libusched.so \
-			pkgconfig/usched.pc)
+			$(SONAME) pkgconfig/usched.pc)
 	[ ! -d $(DESTDIR)$(PREFIX)/include/sched ] || \
 		rmdir --ignore-fail-on-non-empty $(DESTDIR)$(PREFIX)/include/sched
 
 # clean keeps report/: its results may be hours of a full sweep.
 clean:
-	rm -rf build libusched.a libusched.so $(BENCH_BIN)
+	rm -rf build libusched.a libusched.so $(SONAME) $(BENCH_BIN)
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done
 
 distclean: clean

@@ -40,23 +40,28 @@ install_to "$tmp/a"
 ok $? "make install PREFIX=TMP/a"
 missing=
 for f in include/usched.h include/ll.h include/rr.h include/sched/sched.h \
-	 lib/libusched.a lib/libusched.so lib/pkgconfig/usched.pc; do
+	 lib/libusched.a lib/libusched.so lib/libusched.so.0 \
+	 lib/pkgconfig/usched.pc; do
 	[ -f "$tmp/a/$f" ] || missing+=" $f"
 done
 [ -z "$missing" ]
 ok $? "it installs the headers, both libraries and usched.pc${missing:+ (missing:$missing)}"
 [ "$(pc "$tmp/a" --variable=prefix)" = "$tmp/a" ]
 ok $? "usched.pc names the prefix"
+[ "$(readlink "$tmp/a/lib/libusched.so")" = libusched.so.0 ] &&
+	readelf -d "$tmp/a/lib/libusched.so.0" |
+	grep -q 'SONAME.*\[libusched\.so\.0\]'
+ok $? "libusched.so links to libusched.so.0, whose soname names its ABI"
 (umask 077 && install_to "$tmp/b") &&
 	[ "$(pc "$tmp/b" --variable=prefix)" = "$tmp/b" ]
 ok $? "a second install, under another prefix, names its own"
 modes=$(cd "$tmp/b" && stat -c "%a %n" include/usched.h \
-	include/sched/sched.h lib/libusched.a lib/libusched.so \
+	include/sched/sched.h lib/libusched.a lib/libusched.so.0 \
 	lib/pkgconfig/usched.pc)
 [ "$modes" = "644 include/usched.h
 644 include/sched/sched.h
 644 lib/libusched.a
-755 lib/libusched.so
+755 lib/libusched.so.0
 644 lib/pkgconfig/usched.pc" ]
 ok $? "under umask 077 too, everyone may read what it installs: $(echo $modes)"
 # Only the API is exported: a program may name its own functions freely.
@@ -78,8 +83,9 @@ want=$'ping 0\npong 0\nping 1\npong 1\nping 2\npong 2'
 cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" \
 	$(pc "$tmp/b" --cflags --libs) -o "$tmp/hello" &&
 	[ "$(LD_LIBRARY_PATH="$tmp/b/lib" "$tmp/hello")" = "$want" ] &&
-	LD_LIBRARY_PATH="$tmp/b/lib" ldd "$tmp/hello" | grep -q "$tmp/b/lib/libusched.so"
-ok $? "it builds with pkg-config's flags, runs on libusched.so and takes turns"
+	LD_LIBRARY_PATH="$tmp/b/lib" ldd "$tmp/hello" |
+	grep -q "libusched\.so\.0 => $tmp/b/lib/libusched\.so\.0 "
+ok $? "it builds with pkg-config's flags, runs on libusched.so.0 and takes turns"
 cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" $(pc "$tmp/b" --cflags) \
 	"$tmp/b/lib/libusched.a" $(pc "$tmp/b" --libs-only-other) \
 	-o "$tmp/hello-static" &&
@@ -152,8 +158,8 @@ touch "$tmp/a/lib/other.a"
 mkdir -p "$tmp/c/include/sched"
 touch "$tmp/c/include/sched/other.h"
 install_to "$tmp/c" && make_in "$tmp/a" uninstall && make_in "$tmp/c" uninstall &&
-	[ "$(cd "$tmp/a" && find . -type f -o -type d -path '*/sched')" = ./lib/other.a ] &&
-	[ "$(cd "$tmp/c" && find . -type f)" = ./include/sched/other.h ]
+	[ "$(cd "$tmp/a" && find . ! -type d -o -type d -path '*/sched')" = ./lib/other.a ] &&
+	[ "$(cd "$tmp/c" && find . ! -type d)" = ./include/sched/other.h ]
 ok $? "make uninstall removes what make install added, and an include/sched left empty, and keeps what it did not add"
 
 # A full sweep's results take hours: only distclean removes them.
