@@ -237,7 +237,12 @@ static __attribute__((noinline)) int ll_wait_drained(struct ll_proc *l,
 	return ll_take_permit(t) ? 0 : ustack_block();
 }
 
-int ll_wait(void)
+/*
+ * inline is a hint for programs built with -flto, which may then inline
+ * the wait into their loops (gcc 12 would not, above its size limit for
+ * functions not so marked); this stays the library's external definition.
+ */
+inline int ll_wait(void)
 {
 	struct sched_thread *t = sched_self(PROCS_LL);
 	struct ll_proc *l;
