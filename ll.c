@@ -196,9 +196,18 @@ int ll_start(void)
 	return procs_start(&ll_procs);
 }
 
+/*
+ * A wake from elsewhere may reach the inbox after its processor stopped,
+ * its thread having ended: it returned 0, so it counts all the same.
+ */
+static void ll_count_late(struct proc *p)
+{
+	ll_drain((struct ll_proc *)p);
+}
+
 int ll_fini(void)
 {
-	return procs_fini(&ll_procs);
+	return procs_fini(&ll_procs, ll_count_late);
 }
 
 struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)

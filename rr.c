@@ -101,7 +101,7 @@ int rr_start(void)
 
 int rr_fini(void)
 {
-	return procs_fini(&rr_procs);
+	return procs_fini(&rr_procs, NULL);
 }
 
 struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)

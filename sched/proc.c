@@ -238,16 +238,19 @@ static void procs_stop(struct procs *ps)
 }
 
 /* Frees the pools, once the wakes from elsewhere are done. */
-static void procs_free_pools(struct procs *ps)
+static void procs_free_pools(struct procs *ps, void (*late)(struct proc *))
 {
 	__atomic_fetch_or(&ps->ps_wakers, WAKERS_CLOSED, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&ps->ps_wakers, __ATOMIC_ACQUIRE) !=
 	       WAKERS_CLOSED)	/* no new one can come */
 		sched_yield();
+	if (late != NULL)
+		for (int i = 0; i < ps->ps_nr; i++)
+			late(proc_nth(ps, i));
 	pool_free(ps);
 }
 
-int procs_fini(struct procs *ps)
+int procs_fini(struct procs *ps, void (*late)(struct proc *))
 {
 	int rc;
 
@@ -267,7 +270,7 @@ int procs_fini(struct procs *ps)
 	if (rc != 0)
 		return rc;
 	procs_stop(ps);
-	procs_free_pools(ps);
+	procs_free_pools(ps, late);
 	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */
 	return 0;

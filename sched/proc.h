@@ -303,9 +303,11 @@ int  procs_init(struct procs *ps, int slot, int nr, int expected, size_t size,
 int  procs_start(struct procs *ps);
 /*
  * Marks the end, waits for every thread to finish and frees everything but
- * the processors' counters, which stay until the next procs_init.
+ * the processors' counters, which stay until the next procs_init. Before
+ * the free, once no wake from elsewhere is under way, calls late(p) for
+ * each processor, unless late is NULL.
  */
-int  procs_fini(struct procs *ps);
+int  procs_fini(struct procs *ps, void (*late)(struct proc *p));
 int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
 
 /*

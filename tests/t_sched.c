@@ -567,6 +567,59 @@ static void test_wake_counted_at_target(void)
 }
 
 /*
+ * A wake from a native thread that returned 0 counts, also when its thread
+ * ends and the processors stop before the wake reaches them (ll: its inbox
+ * is then read by fini alone). The waker wakes until -ESRCH while fini
+ * runs; the counters must hold each 0 it got.
+ */
+static void *late_wakee;
+static long late_oks;
+static int late_go, late_rc;
+
+static void late_child(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&late_go, __ATOMIC_ACQUIRE))
+		;	/* until the waker is under way */
+}
+
+static void *late_waker(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&late_go, 1, __ATOMIC_RELEASE);
+	while ((late_rc = ops->so_wake(late_wakee)) == 0)
+		late_oks++;
+	return NULL;
+}
+
+static void test_late_wakes_counted(void)
+{
+	long rounds = test_threads(50000) / 25, off = 0, other_rc = 0;
+	struct sched_stats st;
+
+	for (long r = 0; r < rounds; r++) {
+		pthread_t w;
+
+		late_oks = 0;
+		late_go = 0;
+		require(ops->so_init(1, 1) == 0 &&
+			(late_wakee = ops->so_spawn(late_child, NULL, 0)) &&
+			ops->so_start() == 0 &&
+			pthread_create(&w, NULL, late_waker, NULL) == 0);
+		require(ops->so_fini() == 0);
+		pthread_join(w, NULL);
+		require(tsched_stats_sum(ops, &st, 1) == 1);
+		off += st.ss_local_wakes + st.ss_remote_wakes !=
+		       (unsigned long)late_oks;
+		other_rc += late_rc != -ESRCH;
+	}
+	ok(off == 0 && other_rc == 0, "%s: wakes from a native thread while "
+	   "their thread ends and fini runs: each that returned 0 counts "
+	   "(%ld of %ld rounds off; %ld ended other than with -ESRCH)",
+	   ops->so_name, off, rounds, other_rc);
+}
+
+/*
  * Two threads that keep waking each other never leave their processor
  * idle; a wake from another processor must still reach a third thread
  * there, which then stops them (ll reads its inbox also when there are
@@ -1871,6 +1924,7 @@ int main(void)
 		test_wake_finished();
 		test_failed_spawn_turn();
 		test_wake_counted_at_target();
+		test_late_wakes_counted();
 		test_wake_finished_here();
 		test_wake_among_busy();
 		test_wake_among_spawners();
