@@ -247,11 +247,18 @@ static __attribute__((noinline)) int ll_wait_drained(struct ll_proc *l,
 }
 
 /*
- * inline is a hint for programs built with -flto, which may then inline
- * the wait into their loops (gcc 12 would not, above its size limit for
- * functions not so marked); this stays the library's external definition.
+ * For programs built with -flto, which may then inline the wait into their
+ * loops: gcc 12 does so across files only with inline, a hint here (this
+ * stays the external definition). clang does unasked, and its
+ * -Wstatic-in-inline would take this for an inline definition.
  */
-inline int ll_wait(void)
+#ifdef __clang__
+#define LTO_INLINE
+#else
+#define LTO_INLINE inline
+#endif
+
+LTO_INLINE int ll_wait(void)
 {
 	struct sched_thread *t = sched_self(PROCS_LL);
 	struct ll_proc *l;
