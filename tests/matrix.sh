@@ -66,16 +66,17 @@ fi
 
 if have aarch64-linux-gnu-gcc && have qemu-aarch64; then
 	qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu"
-	# -O2 also signs return addresses against the stack pointer, as some
-	# distributions build for aarch64, and qemu checks them: a thread's
-	# frames must come back at the very addresses they were signed at
-	for o in O0 O2; do
-		[ $o = O2 ] && bp=-mbranch-protection=standard || bp=
-		MORE_CFLAGS=$bp build "a64-$o" aarch64-linux-gnu-gcc $o \
-			AR=aarch64-linux-gnu-ar
-		wrap "a64-$o" env USCHED_TEST_THREADS=200000 \
+	# a64 NAME CONFIG: cross-compiled, and run under qemu
+	a64() {
+		build "$1" aarch64-linux-gnu-gcc "$2" AR=aarch64-linux-gnu-ar
+		wrap "$1" env USCHED_TEST_THREADS=200000 \
 			"USCHED_TEST_EXEC='$qemu'" $qemu
-	done
+	}
+	a64 a64-O0 O0
+	# Signing return addresses against the stack pointer, as some
+	# distributions build for aarch64; qemu checks them: a thread's
+	# frames must come back at the very addresses they were signed at.
+	MORE_CFLAGS=-mbranch-protection=standard a64 a64-O2-pac O2
 else
 	echo "skipping aarch64: no aarch64-linux-gnu-gcc or qemu-aarch64"
 fi
