@@ -594,7 +594,7 @@ static void *late_waker(void *arg)
 
 static void test_late_wakes_counted(void)
 {
-	long rounds = test_threads(50000) / 25, off = 0, other_rc = 0;
+	long rounds = test_threads(10000) / 25, off = 0, other_rc = 0;
 	struct sched_stats st;
 
 	for (long r = 0; r < rounds; r++) {
