@@ -237,7 +237,10 @@ static void procs_stop(struct procs *ps)
 		pthread_join(proc_nth(ps, i)->p_thread, NULL);
 }
 
-/* Frees the pools, once the wakes from elsewhere are done. */
+/*
+ * Once the wakes from elsewhere are done: late(p) for each processor, for
+ * what they left, then frees the pools.
+ */
 static void procs_free_pools(struct procs *ps, void (*late)(struct proc *))
 {
 	__atomic_fetch_or(&ps->ps_wakers, WAKERS_CLOSED, __ATOMIC_SEQ_CST);
