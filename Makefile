@@ -52,7 +52,7 @@ CFLAGS_lto = -O2 -flto -g $(HARDEN) -D_FORTIFY_SOURCE=2
 
 # Benchmarks: the usched programs, then every peer whose toolchain is here.
 BENCH_BIN   := bench/bin
-BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring switch create skynet)
+BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring ring-lto switch create skynet)
 PEERS       := c cpp go rust
 
 .PHONY: all check-build test check-matrix check-mutants install uninstall \
@@ -138,6 +138,21 @@ $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
 	$(CC) $(ALL_CFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ $(LDLIBS)
 
 $(BENCH_BIN)/switch: bench/floor.c bench/floor.h
+
+# ring-lto: the ring as a program built with -flto gets it, against the
+# library's archive of LTO objects, whose wait the link inlines into the
+# ring's loop. That archive is the lto configuration's.
+LTO_LIB := build/lto/libusched.a
+ifneq ($(O)/libusched.a,$(LTO_LIB))
+$(LTO_LIB): $(LIB_SRCS) $(LIB_HDRS)
+	@$(MAKE) --no-print-directory O=build/lto CFLAGS="$(CFLAGS_lto)" $@
+endif
+
+$(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
+		bench/common.h $(LTO_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -flto $(filter %.c,$^) $(filter %.a,$^) -o $@ \
+		$(LDLIBS)
 
 # The public headers compile as C++ (if there is a C++ compiler).
 $(OUT)/tests/cxx-header.ok: $(PUB_HDRS)

@@ -196,33 +196,38 @@ def ring_n8(args):
             "R > 10000), usched ll against C++20 (goal 0.8x), Boost.Context "
             "(1.5x), Go (10x)" % args.runs)
     print("(ll -f: the threads share the FP control state, as C++20's, "
-          "Go's and Rust's do; its ratio is against C++20)")
+          "Go's and Rust's do; ll -flto: the ring and the library built "
+          "with -flto, as a program may be; their ratios are against C++20)")
     peers = (("C++20", "ring-cpp", 0.8), ("Boost", "ring-boost", 1.5),
              ("Go", "ring-go", 10.0))
-    print("%9s %8s %10s %16s" % ("R", "M", "usched ll", "ll -f")
+    ours = 3
+    print("%9s %8s %10s %16s %16s" % ("R", "M", "usched ll", "ll -f",
+                                      "ll -flto")
           + "".join(" %22s" % p[0] for p in peers))
     for r in args.rs:
         m = rounds(8, r)
         cmds = [["ring", "--sched", "ll", 8, r, m, 0, 1],
-                ["ring", "-f", "--sched", "ll", 8, r, m, 0, 1]]
+                ["ring", "-f", "--sched", "ll", 8, r, m, 0, 1],
+                ["ring-lto", "--sched", "ll", 8, r, m, 0, 1]]
         cmds += [[p[1], 8, r, m, 0, 1] for p in peers]
         if r > 100000 and not args.all_peers:
-            cmds[3:] = []  # 16 KiB fibers, 2 KiB goroutines: tens of GB
-        t = best(cmds, args.runs if r <= 10000 else 1, 2)
-        x = ratio(t[1], t[2])
-        line = "%9d %8d %10s %16s" % (
-            r, m, show(mmsgs(8, r, t[0]), "%.1f"),
-            "%s = %.2fx" % (show(mmsgs(8, r, t[1]), "%.1f"), x) if x
-            else show(mmsgs(8, r, t[1]), "%.1f"))
+            cmds[ours + 1:] = []  # 16 KiB fibers, 2 KiB goroutines: tens of GB
+        t = best(cmds, args.runs if r <= 10000 else 1, ours)
+        line = "%9d %8d %10s" % (r, m, show(mmsgs(8, r, t[0]), "%.1f"))
+        for i in (1, 2):
+            x = ratio(t[i], t[ours])
+            line += " %16s" % ("%s = %.2fx" % (show(mmsgs(8, r, t[i]), "%.1f"),
+                                               x) if x
+                               else show(mmsgs(8, r, t[i]), "%.1f"))
         for i, p in enumerate(peers):
-            if i + 2 >= len(t):
+            if i + ours >= len(t):
                 line += " %22s" % "skipped (memory)"
                 continue
-            x = ratio(t[0], t[i + 2])
+            x = ratio(t[0], t[i + ours])
             line += " %22s" % ("%s = %.2fx %s" % (
-                show(mmsgs(8, r, t[i + 2]), "%.1f"), x,
+                show(mmsgs(8, r, t[i + ours]), "%.1f"), x,
                 verdict(x, p[2], True)) if x
-                else show(mmsgs(8, r, t[i + 2]), "%.1f"))
+                else show(mmsgs(8, r, t[i + ours]), "%.1f"))
         print(line)
 
 
@@ -290,6 +295,7 @@ def instructions(args):
     # floor's, whose difference is the dispatcher.
     progs = (("usched ll", ring(["ring", "--sched", "ll"]), True),
              ("ll -f", ring(["ring", "-f", "--sched", "ll"]), False),
+             ("ll -flto", ring(["ring-lto", "--sched", "ll"]), False),
              ("C++20", ring(["ring-cpp"]), False),
              ("Boost", ring(["ring-boost"]), False),
              ("switch", switch(["switch"]), True),

@@ -50,6 +50,18 @@ for s in rr ll; do
 	USCHED_RING_FAULT=spurious expect 1 ring -f --sched $s 4 3 10 0 1
 done
 expect 0 ring -v 4 3 10 0 1
+# ring-lto, against the library's LTO archive: the same checks pass, and
+# the link inlined ll_wait into the loop (what README says -flto gains).
+for s in rr ll; do
+	expect 0 ring-lto --sched $s 7 13 101 1000 2
+	USCHED_RING_FAULT=spurious expect 1 ring-lto --sched $s 4 3 10 0 1
+done
+if command -v objdump >/dev/null; then
+	loop=$(objdump -d "$bin/ring-lto" | awk '/<rounds_ll>:$/ { p = 1; next }
+		p && /^$/ { exit } p')
+	[[ $loop == *"<ustack_block>"* && $loop != *"<ll_wait>"* ]]
+	ok $? "ring-lto: rounds_ll blocks itself, with no call of ll_wait"
+fi
 # 2000 stacks of 20 KB in 40 MB of address space: waits fail for memory.
 (ulimit -v 40000; exec timeout 120 "$bin/ring" 2 2000 4 20000 1) \
 	>/dev/null 2>"$err"
@@ -164,9 +176,9 @@ help_is() {
 		! [ -s "$err" ]
 	ok $? "$prog $*: the usage on stdout, exit 0"
 }
-for p in ring switch create skynet ring-pthread ring-go ring-async-std \
-	 ring-tokio ring-cpp ring-cpp-pool ring-boost create-cpp create-boost \
-	 skynet-cpp skynet-go; do
+for p in ring ring-lto switch create skynet ring-pthread ring-go \
+	 ring-async-std ring-tokio ring-cpp ring-cpp-pool ring-boost \
+	 create-cpp create-boost skynet-cpp skynet-go; do
 	built $p || continue
 	help_is $p --help
 	help_is $p -h

@@ -705,6 +705,7 @@ PERF_FAKES = {
             '*" 8 1 "*|*" 8 50 "*|*" 8 5000 "*) echo 0.8; echo "$4 $(sed -n '
             '"s/^Cpus_allowed_list:\\t//p" /proc/$$/status)" >> "$0.cpus";;\n'
             '*) echo 1.0;; esac',
+    "ring-lto": "echo 0.625",
     "ring-cpp": "echo 0.5",
     "ring-boost": "echo 2.0",
     "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
@@ -723,7 +724,8 @@ PERF_FAKES = {
 
 
 # Cachegrind, faked: a run of the ring with M rounds "counts" 1000 + k*16*M
-# instructions (k a message: 75 for ring, 70 for ring -f, 36 for C++20),
+# instructions (k a message: 75 for ring, 70 for ring -f, 66 for ring-lto,
+# 36 for C++20),
 # some in functions the annotation lists (one in a file whose path has a
 # space, one of no known function), and a second event after them; Boost
 # fails, and so does every program with FAKE_VALGRIND_FAILS set; a switch
@@ -745,7 +747,8 @@ if name == "switch":
         ("usched.c:usched_suspend", 40 * k), ("???:???", 2 * k)]
 else:
     k = int(rest[-3]) * 16
-    per = {"ring": 70 if "-f" in rest else 75, "ring-cpp": 36}.get(name)
+    per = {"ring": 70 if "-f" in rest else 75, "ring-lto": 66,
+           "ring-cpp": 36}.get(name)
     if name == "ring" and "-f" not in rest:
         fns = [("bench/ring.c:rounds_ll", 27 * k + 500),
                ("ll.c:ll_wake", 13 * k), ("/a b/sched/proc.h:ll_wake", k)]
@@ -809,6 +812,8 @@ def test_perf(tmp):
           "ring: 1 s against 0.5 s is 0.50x, against 2 s 2.00x, per R", out)
     check(out.count(" = 0.67x ") == 3,
           "ring -f: 0.75 s against C++20's 0.5 s is 0.67x, per R", out)
+    check(out.count(" = 0.80x ") == 3,
+          "ring-lto: 0.625 s against C++20's 0.5 s is 0.80x, per R", out)
     check(out.count("failed: ring-go: out of memory") == 3,
           "a failing peer is reported with its message", out)
     check("-> 0.50 met" in out and "-> 1.00 MISSED" in out,
@@ -834,6 +839,7 @@ def test_perf(tmp):
           "memory (with the ring's system time) and create figures", out)
     check("usched ll    75.0 a message: rounds_ll 27.0, ll_wake 14.0\n" in out
           and "ll -f        70.0 a message\n" in out
+          and "ll -flto     66.0 a message\n" in out
           and "C++20        36.0 a message\n" in out
           and "Boost      failed: under cachegrind: exit 1" in out
           and "switch      142.0 a switch: usched_suspend 40.0, ??? 2.0\n"
@@ -859,10 +865,12 @@ def test_perf(tmp):
     p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
                  "--no-valgrind")
     row = [x for x in p.stdout.splitlines() if x.split()[:1] == ["2"]]
-    # 8 threads * 2 cycles * 500100 rounds in 0.75 s: 10.7 M messages/s
+    # 8 threads * 2 cycles * 500100 rounds in 0.75 s: 10.7 M messages/s;
+    # in 0.625 s, 12.8.
     check(p.returncode == 0 and len(row) == 1
-          and row[0].split()[3:6] == ["10.7", "failed:", "not"],
-          "without the C++20 peer, ring -f still shows messages/s",
+          and row[0].split()[3:7] == ["10.7", "12.8", "failed:", "not"],
+          "without the C++20 peer, ring -f and ring-lto still show "
+          "messages/s",
           p.stdout + p.stderr)
     check("skipped (--no-valgrind)" in p.stdout,
           "--no-valgrind skips the instruction counts", p.stdout)
@@ -909,7 +917,7 @@ def test_perf(tmp):
           "so is a switch benchmark whose saved stack does not grow",
           p.stderr)
     fake_bin(tmp, "switch", PERF_FAKES["switch"])
-    for name in ("switch", "ring", "create"):
+    for name in ("switch", "ring", "ring-lto", "create"):
         fake_bin(tmp, name, f"echo '{name}: a reason' >&2; "
                  f"echo 'usage: {name} ARGS' >&2; exit 2")
         p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2")
