@@ -9,8 +9,9 @@ ring program printed (its run, thread creation included): the point is
 N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
 holds a header (machine, toolchains, date, the usched commits the points
-were measured at, with a warning when there are several, and one when
-the implementations of a column ran different M), one table per N
+were measured at, with a warning when there are several, one when the
+points were not all measured on the header's CPU, and one when the
+implementations of a column ran different M), one table per N
 (cells: the point's value with 2 decimals, "fail" for a failed point,
 empty when not run), the failures' reasons and links to the images;
 summary.csv holds every point's numbers.
@@ -81,6 +82,8 @@ def point_error(pt):
         return "field 'seconds': empty in an ok point"
     if not isinstance(pt.get("usched", ""), str):
         return f"field 'usched': want a commit, got {json.dumps(pt['usched'])}"
+    if not isinstance(pt.get("cpu", ""), str):
+        return f"field 'cpu': want a CPU's name, got {json.dumps(pt['cpu'])}"
     return None
 
 
@@ -235,12 +238,27 @@ def counted(counts):
     return ", ".join(f"{v} ({k} point{'s' * (k > 1)})" for v, k in counts)
 
 
-def commits(points):
-    """"COMMIT (k points), ..." of the usched commits the points were
-    measured at, most points first, and how many commits there are."""
-    counts = collections.Counter(p.get("usched") or "unknown"
+def tally(points, key):
+    """"VALUE (k points), ..." of the points' values of key ("unknown" for
+    none), most points first, and the values."""
+    counts = collections.Counter(p.get(key) or "unknown"
                                  for p in points).most_common()
-    return counted(counts), len(counts)
+    return counted(counts), [v for v, _ in counts]
+
+
+def commits(points):
+    """The usched commits the points were measured at, tallied, and how
+    many there are."""
+    used, values = tally(points, "usched")
+    return used, len(values)
+
+
+def other_cpus(points, info):
+    """The CPUs the points were measured on, tallied, unless that is the
+    header's alone (machine.json's, from the last sweep) or none is known
+    (points of before they were recorded); else None."""
+    used, values = tally(points, "cpu")
+    return None if values in ([info.get("cpu")], ["unknown"]) else used
 
 
 def mixed_rounds(points):
@@ -256,6 +274,7 @@ def mixed_rounds(points):
 
 def header(info, source, points):
     used, many = commits(points)
+    cpus = other_cpus(points, info)
     mixed = mixed_rounds(points)
     rows = [("CPU", f"{info.get('cpu')} ({info.get('cores')} cores, "
                     f"{info.get('cpus_used')} used)"),
@@ -271,6 +290,10 @@ def header(info, source, points):
     if many > 1:
         lines += ["", f"**Warning: the points come from {many} different "
                   "usched commits** (summary.csv's usched column gives "
+                  "each point's)."]
+    if cpus:
+        lines += ["", "**Warning: the points were not all measured on the "
+                  f"CPU above**: {cpus} (summary.csv's cpu column gives "
                   "each point's)."]
     if mixed:
         lines += ["", "**Warning: implementations ran different M in the "
@@ -308,7 +331,7 @@ def report(points, images, info, source, linear):
 def write_csv(points, path):
     cols = ["label", "n", "r", "threads", "m", "d", "p", "status",
             "mmsgs_mean", "mmsgs_slowest", "mmsgs_fastest", "runs", "reason",
-            "usched"]
+            "usched", "cpu"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -319,7 +342,7 @@ def write_csv(points, path):
                         p.get("d"), p.get("p"), p["status"],
                         *(f"{v:.4f}" if v != "" else "" for v in tp),
                         len(p.get("seconds") or []), p.get("reason") or "",
-                        p.get("usched") or ""])
+                        p.get("usched") or "", p.get("cpu") or ""])
 
 
 def parse_args(argv):
@@ -380,6 +403,10 @@ def main(argv=None):
     if many > 1:
         print(f"graph.py: warning: the points come from {many} usched "
               f"commits: {used}", file=sys.stderr)
+    cpus = other_cpus(points, info)
+    if cpus:
+        print(f"graph.py: warning: the points were not all measured on "
+              f"{info.get('cpu')}: {cpus}", file=sys.stderr)
     for line in mixed_rounds(points):
         print(f"graph.py: warning: different M in one column: {line}",
               file=sys.stderr)

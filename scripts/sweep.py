@@ -20,7 +20,8 @@ failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
 their arguments (flags, M, D, P), timed or warm-up runs or binary (its
 SHA-256) changed, or --retry-failed is given for failed ones.  Each point
-records the usched commit (git describe) it was measured at.
+records the usched commit (git describe) and the CPU it was measured at: a
+sweep resumed another day may run on another CPU (a VM's can change).
 """
 
 import argparse
@@ -304,6 +305,7 @@ def save(results, pt, fields, opts):
            "status": fields["status"], "reason": fields.get("reason"),
            "runs": opts.runs, "warmup": opts.warmup, "date": now(),
            "binary_sha256": sha256(pt.argv[0]), "usched": opts.usched,
+           "cpu": opts.cpu,
            "seconds": [], "wall": []}
     rec.update(fields)
     path = result_path(results, pt)
@@ -591,6 +593,7 @@ def main(argv=None):
     try:
         os.makedirs(opts.results, exist_ok=True)
         opts.usched = usched_version()
+        opts.cpu = cpu_model()
         print(f"{len(todo)} points to run, {len(points) - len(todo)} "
               f"already done; results in {opts.results}", flush=True)
         failed = sweep(todo, opts, hyperfine)

@@ -154,7 +154,7 @@ def test_graph(tmp):
           "the header and on stderr", md[:1200] + p.stderr)
     with open(os.path.join(out, "summary.csv")) as f:
         rows = f.read().splitlines()
-    check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2,,v1" in rows,
+    check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2,,v1," in rows,
           "summary.csv has mean, slowest and fastest run", "\n".join(rows))
     for n in (2, 8):
         png, svg = (os.path.join(out, f"c{n}.{e}") for e in ("png", "svg"))
@@ -166,9 +166,54 @@ def test_graph(tmp):
             text = f.read()
         check("<svg" in text and os.path.getsize(svg) > 1000,
               f"c{n}.svg is a non-empty SVG")
+    check("not all measured on" not in md + p.stderr,
+          "points that record no CPU: no warning about CPUs", md[:800])
     p = run(GRAPH, "--results", os.path.join(tmp, "none"), "--out", out)
     check(p.returncode == 1 and "no results" in p.stderr,
           "graph.py without results exits 1", p.stderr)
+
+
+def test_graph_cpus(tmp):
+    """Points measured on CPUs other than machine.json's (a sweep resumed
+    after the VM's CPU changed) are said to be, in the header, on stderr
+    and in summary.csv."""
+    mine = MACHINE["cpu"]
+    for i, (cpus, warned) in enumerate((
+            ((mine, mine, mine), None),
+            ((mine, "Other CPU", mine), f"{mine} (2 points), Other CPU "
+             "(1 point)"),
+            (("Other CPU",) * 3, "Other CPU (3 points)"),
+            ((mine, None, mine), f"{mine} (2 points), unknown (1 point)"))):
+        res, out = (os.path.join(tmp, f"{d}{i}") for d in ("results", "out"))
+        write_points(res, [dict(point("GO", 8, r, 100, seconds=[0.001]),
+                                **({"cpu": c} if c else {}))
+                           for r, c in zip((2, 20, 200), cpus)])
+        with open(os.path.join(res, "machine.json"), "w") as f:
+            json.dump(MACHINE, f)
+        p = run(GRAPH, "--results", res, "--out", out)
+        try:
+            with open(os.path.join(out, "report.md")) as f:
+                md = f.read()
+            with open(os.path.join(out, "summary.csv")) as f:
+                csv_cpus = [x.rsplit(",", 1)[1]
+                            for x in f.read().splitlines()[1:]]
+        except OSError as e:
+            md, csv_cpus = str(e), []
+        said = [x for x in md.splitlines() if "not all measured" in x]
+        if warned:
+            check(p.returncode == 0 and len(said) == 1 and said[0].endswith(
+                  f"CPU above**: {warned} (summary.csv's cpu column gives "
+                  "each point's).") and "graph.py: warning: the points were "
+                  f"not all measured on {mine}: {warned}\n" in p.stderr,
+                  f"CPUs {cpus}: a warning in the header and on stderr, "
+                  "with each CPU's points", md[:1200] + p.stderr)
+        else:
+            check(p.returncode == 0 and not said
+                  and "warning" not in p.stderr,
+                  "every point on machine.json's CPU: no warning",
+                  md[:1200] + p.stderr)
+        check(csv_cpus == [c or "" for c in cpus],
+              f"CPUs {cpus}: summary.csv's cpu column", csv_cpus)
 
 
 def test_graph_ticks(tmp):
@@ -217,6 +262,7 @@ BAD_POINTS = [  # (file text, what the error must name)
     (dict(FIXED[0], status="ok", seconds=[]), "field 'seconds'"),
     (dict(FIXED[0], status=None), "field 'status'"),
     (dict(FIXED[0], usched={}), "field 'usched'"),
+    (dict(FIXED[0], cpu=9000), "field 'cpu'"),
     ({"n": 2, "r": 8, "m": 1000, "status": "ok", "seconds": [1]},
      "field 'label'"),
     ([1, 2], "not a JSON object"),
@@ -485,8 +531,9 @@ def test_sweep(tmp):
     with open(posix, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     check(pt.get("usched") == describe.stdout.strip() and describe.stdout
-          and pt.get("binary_sha256") == digest,
-          "the point records the commit and the binary's SHA-256",
+          and pt.get("binary_sha256") == digest and pt.get("cpu")
+          == cpu_model(),
+          "the point records the commit, the binary's SHA-256 and the CPU",
           json.dumps(pt))
     for args, why in ((("--runs", "3"), "more runs"),
                       (("--runs", "3", "--warmup", "0"), "another warm-up"),
@@ -963,8 +1010,9 @@ def test_perf(tmp):
 
 
 def main():
-    for test in (test_graph, test_graph_bad, test_graph_legends,
-                 test_graph_ticks, test_dry_run, test_sweep,
+    for test in (test_graph, test_graph_cpus, test_graph_bad,
+                 test_graph_legends, test_graph_ticks, test_dry_run,
+                 test_sweep,
                  test_sweep_closed_pipe, test_interrupt, test_perf,
                  test_cpu_model):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
