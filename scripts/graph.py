@@ -303,7 +303,12 @@ def header(info, source, points):
 
 
 def failures(points):
-    bad = [p for p in points if p["status"] != "ok"]
+    """The failed points' reasons, in the tables' order: by N, then
+    implementation, then R (not the files' names, where R=100 comes
+    before R=2)."""
+    order = {lb: i for i, lb in enumerate(label_order(points))}
+    bad = sorted((p for p in points if p["status"] != "ok"),
+                 key=lambda p: (p["n"], order[p["label"]], p["r"]))
     lines = [f"- {p['label']} N={p['n']} R={p['r']}: {p.get('reason')}"
              for p in bad]
     return "\n".join(lines)

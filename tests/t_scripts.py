@@ -393,6 +393,29 @@ def test_graph_legends(tmp):
           go)
 
 
+def test_graph_failures(tmp):
+    """The failed points' reasons come in the tables' order: N, then the
+    implementations' order, then R as a number."""
+    res, out = os.path.join(tmp, "results"), os.path.join(tmp, "out")
+    write_points(res, [point("U-ll", 2, 2, 100, seconds=[0.001])] + [
+        point(lb, n, r, 100, "failed", reason=f"{lb} {n} {r}")
+        for lb, n, r in (("GO", 8, 100), ("GO", 2, 100), ("GO", 2, 2),
+                         ("U-rr", 2, 10000), ("U-rr", 2, 50),
+                         ("ZZ-new", 2, 4), ("BOOST", 2, 2))])
+    p = run(GRAPH, "--results", res, "--out", out)
+    try:
+        with open(os.path.join(out, "report.md")) as f:
+            md = f.read()
+    except OSError as e:
+        md = str(e)
+    got = [x.rsplit(": ", 1)[1] for x in
+           md.split("## Failed points\n\n", 1)[-1].splitlines() if x]
+    check(p.returncode == 0 and got == [
+        "U-rr 2 50", "U-rr 2 10000", "GO 2 2", "GO 2 100", "BOOST 2 2",
+        "ZZ-new 2 4", "GO 8 100"], "failed points: by N, then sweep.py's "
+          "order of implementations (unknown ones last), then R", got)
+
+
 # ---- sweep.py --dry-run -----------------------------------------------------
 
 # label: (binary and flags, D, P) as sweep.py's IMPLS must have them
@@ -1010,9 +1033,9 @@ def test_perf(tmp):
 
 
 def main():
-    for test in (test_graph, test_graph_cpus, test_graph_bad,
-                 test_graph_legends, test_graph_ticks, test_dry_run,
-                 test_sweep,
+    for test in (test_graph, test_graph_cpus, test_graph_failures,
+                 test_graph_bad, test_graph_legends, test_graph_ticks,
+                 test_dry_run, test_sweep,
                  test_sweep_closed_pipe, test_interrupt, test_perf,
                  test_cpu_model):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
