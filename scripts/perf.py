@@ -166,7 +166,7 @@ def section(title):
 
 def machine(args):
     """Which machine the figures come from: a VM's CPU can change."""
-    info = sweep.machine_info()
+    info = sweep.machine_info(args.bin)
     print("Machine: %s, %d CPUs, %s; usched %s; %s" % (
         info["cpu"], info["cores"], info["kernel"], info["usched"],
         info["date"]))

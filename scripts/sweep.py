@@ -20,8 +20,9 @@ failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
 their arguments (flags, M, D, P), timed or warm-up runs or binary (its
 SHA-256) changed, or --retry-failed is given for failed ones.  Each point
-records the usched commit (git describe) and the CPU it was measured at: a
-sweep resumed another day may run on another CPU (a VM's can change).
+records the usched commit (git describe of the tree --bin is in) and the
+CPU it was measured at: a sweep resumed another day may run on another
+CPU (a VM's can change).
 """
 
 import argparse
@@ -380,8 +381,9 @@ def cpu_model(cpuinfo="/proc/cpuinfo",
     return f"{name} ({details})" if details else name
 
 
-def machine_info():
-    """What the report header tells about the machine and toolchains."""
+def machine_info(bindir=None):
+    """What the report header tells about the machine and toolchains, and
+    the usched of the programs in bindir (default: this tree's)."""
     tools = {"gcc": ["gcc", "--version"], "g++": ["g++", "--version"],
              "clang": ["clang", "--version"], "go": ["go", "version"],
              "rustc": ["rustc", "--version"],
@@ -389,13 +391,15 @@ def machine_info():
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "cpus_used": cpus(),
             "kernel": f"{platform.system()} {platform.release()}",
             "tools": {k: command_version(v) for k, v in tools.items()},
-            "usched": usched_version(), "date": now()}
+            "usched": usched_version(bindir), "date": now()}
 
 
-def usched_version():
-    """git describe of this tree, or 'not found'."""
-    return command_version(["git", "-C", ROOT, "describe", "--always",
-                            "--dirty"])
+def usched_version(bindir=None):
+    """git describe of the tree that holds bindir (the programs measured,
+    which --bin may take from another tree), or of this tree by default;
+    'not found' if it is in none."""
+    return command_version(["git", "-C", bindir or ROOT, "describe",
+                            "--always", "--dirty"])
 
 
 def fmt_time(sec):
@@ -558,7 +562,7 @@ def sweep(todo, opts, hyperfine):
     """Run the points, saving each; return the number that failed."""
     if todo:
         with open(os.path.join(opts.results, "machine.json"), "w") as f:
-            json.dump(machine_info(), f, indent=1)
+            json.dump(machine_info(opts.bin), f, indent=1)
     prog = Progress(todo)
     failed = 0
     for pt in todo:
@@ -592,7 +596,7 @@ def main(argv=None):
         return 1
     try:
         os.makedirs(opts.results, exist_ok=True)
-        opts.usched = usched_version()
+        opts.usched = usched_version(opts.bin)
         opts.cpu = cpu_model()
         print(f"{len(todo)} points to run, {len(points) - len(todo)} "
               f"already done; results in {opts.results}", flush=True)

@@ -530,6 +530,12 @@ def sweep(bindir, res, *args):
 def test_sweep(tmp):
     bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
     os.makedirs(bindir)
+    # The programs' own tree, not the scripts': a commit of its own.
+    git = ["git", "-C", bindir, "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "x"],
+                 ["rev-parse", "--short", "HEAD"]):
+        head = subprocess.run(git + args, capture_output=True, text=True,
+                              check=True).stdout.strip()
     posix = fake_bin(bindir, "ring-pthread", "echo 0.004")
     p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
     pt = load(res, "POSIX_N2_R4")
@@ -549,15 +555,15 @@ def test_sweep(tmp):
     check(p.returncode == 0 and len(calls(posix)) == 3
           and "0 points to run, 1 already done" in p.stdout,
           "a second run resumes: nothing new", p.stdout + p.stderr)
-    describe = subprocess.run(["git", "-C", ROOT, "describe", "--always",
-                               "--dirty"], capture_output=True, text=True)
     with open(posix, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    check(pt.get("usched") == describe.stdout.strip() and describe.stdout
-          and pt.get("binary_sha256") == digest and pt.get("cpu")
-          == cpu_model(),
-          "the point records the commit, the binary's SHA-256 and the CPU",
-          json.dumps(pt))
+    check(pt.get("usched") == head and pt.get("binary_sha256") == digest
+          and pt.get("cpu") == cpu_model(),
+          "the point records the commit of the tree --bin is in, the "
+          "binary's SHA-256 and the CPU", json.dumps(pt))
+    machine = load(res, "machine") or {}
+    check(machine.get("usched") == head, "so does machine.json",
+          json.dumps(machine))
     for args, why in ((("--runs", "3"), "more runs"),
                       (("--runs", "3", "--warmup", "0"), "another warm-up"),
                       (("--runs", "3", "--warmup", "0"), None)):
