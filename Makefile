@@ -16,7 +16,7 @@ OBJ     := $(OUT)/obj
 
 # -fno-semantic-interposition: the library's functions may inline each
 # other (ll_wake into its function-table entry, ustack_self into
-# ustack_block) although they are exported.
+# ustack_abort) although they are exported.
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fno-semantic-interposition -pthread \
 	     $(CFLAGS)
 LDLIBS     = -pthread -lm

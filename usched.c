@@ -11,11 +11,11 @@
  *
  * The stack grows down; higher addresses are drawn higher.
  *
- * usched_run() saves its caller's registers in s_home (the "home"
- * context); the first thread starts right below its caller's frames:
+ * usched_run() saves its registers in s_home (the "home" context) as it
+ * switches away; the first thread starts right below usched_run's frame:
  *
- *	|  caller of usched_run  |
- *	+========================+ <- s_bottom: the caller's sp
+ *	|  usched_run, callers   |
+ *	+========================+ <- s_bottom: usched_run's sp
  *	|  return to uarch_start |  thread A starts here: its
  *	|  A's function          |  function is called as a plain one
  *	|  ...                   |
@@ -46,13 +46,14 @@
  *	|  memcpy()              |  nothing live above the stack
  *	+------------------------+  pointer but the copy
  *
- * Then B's registers are loaded from B->u_ctx, its return address is put
- * back below sp, and B returns from its ustack_block(). A switch is thus
- * one save, one copy out, one call of s_next(), one copy in and one
- * return: there is no trip back through a dispatcher loop. A new thread is
- * started by moving the stack pointer to the bottom and calling it; when
- * s_next() returns NULL, the home context is resumed the same way, with no
- * bytes to copy, and usched_run() returns.
+ * Then B's registers and return address are loaded from B->u_ctx (x86-64
+ * pushes the address back below sp), and B returns from its
+ * ustack_block(). A switch is thus one save, one copy out, one call of
+ * s_next(), one copy in and one return: there is no trip back through a
+ * dispatcher loop. A new thread is started by moving the stack pointer to
+ * the bottom and calling it; when s_next() returns NULL, the home context
+ * is resumed the same way, with no bytes to copy, and usched_run()
+ * returns.
  *
  * At every instruction of a switch, no byte that is live or being copied
  * lies below the stack pointer, so a signal handler, which runs below it,
@@ -103,7 +104,7 @@ static __thread struct usched *usched_here
  *	fn(arg, sp) with sp the caller's stack pointer: the caller's frames
  *	lie in [sp, bottom), and nothing of the context is among them, so
  *	the copy does not read back what was just stored. fn returns, in two
- *	registers, a struct uarch_to: an error (t_len < 0: return t_len; no
+ *	registers, a struct uarch_to: an error (to_len < 0: return to_len; no
  *	register has changed), or the context to switch to and the size of
  *	its stack, which goes below bottom (NULL: sp), as uarch_resume does.
  *	Returning the target to the assembly that saved the context, rather
@@ -111,12 +112,12 @@ static __thread struct usched *usched_here
  *	the CPU predicts the returns of the resumed thread; in registers, it
  *	is at hand at once.
  * uarch_resume(bottom, ctx, len, fpctl): set the stack pointer to
- *	bottom - len, copy len bytes there from the buffer that follows ctx
- *	(u_stack), load the registers from ctx, put its return address back
- *	and return 0 from that uarch_switch. The saved FP control state is
- *	loaded unless it is UARCH_FPCTL_NONE or equals fpctl, the state in
- *	force as uarch_switch saves it (or UARCH_FPCTL_NONE: not known), as
- *	loading is slow.
+ *	bottom - len, copy len bytes there from the buffer whose address
+ *	follows ctx (u_stack), load the registers from ctx, put its return
+ *	address back and return 0 from that uarch_switch. The saved FP
+ *	control state is loaded unless it is UARCH_FPCTL_NONE or equals
+ *	fpctl, the state in force as uarch_switch saves it (or
+ *	UARCH_FPCTL_NONE: not known), as loading is slow.
  * uarch_start(bottom, fn, arg, home): unless home is NULL, load the FP
  *	control state saved in the context home; set the stack pointer to
  *	bottom and call fn(arg), then usched_exit().
@@ -125,8 +126,8 @@ static __thread struct usched *usched_here
  * u_stack, which uarch_resume reads there.
  */
 struct uarch_to {
-	const void *t_ctx;	/* the context to resume, */
-	long        t_len;	/* the size of its stack, or -errno */
+	const void *to_ctx;	/* the context to resume, */
+	long        to_len;	/* the size of its stack, or -errno */
 };
 _Static_assert(offsetof(struct ustack, u_ctx) == 0 &&
 	       offsetof(struct ustack, u_stack) == sizeof(unsigned long) *
@@ -243,7 +244,8 @@ static SWITCHING char *asan_shadow(const char *addr)
 
 static SWITCHING void san_save(struct ustack *u, char *sp, long used)
 {
-	stack_copy((char *)u->u_stack + used, asan_shadow(sp), used / 8);
+	stack_copy((char *)u->u_stack + used, asan_shadow(sp),
+		   SAN_EXTRA(used));
 	__asan_unpoison_memory_region(sp, used);
 }
 
@@ -265,7 +267,7 @@ HIDDEN ASM_CALLED SWITCHING void uarch_copy(void *dst, const void *src,
 					    size_t n)
 {
 	san_copy(dst, src, n);
-	san_copy(asan_shadow(dst), (const char *)src + n, n / 8);
+	san_copy(asan_shadow(dst), (const char *)src + n, SAN_EXTRA(n));
 }
 #else
 #define SAN_EXTRA(used) 0
@@ -337,7 +339,7 @@ static int usched_stack_max(const struct usched *s)
 
 static inline struct uarch_to usched_to(const void *ctx, long len)
 {
-	return (struct uarch_to){ .t_ctx = ctx, .t_len = len };
+	return (struct uarch_to){ .to_ctx = ctx, .to_len = len };
 }
 
 /* s_next returned a thread that is not blocked: start it, or complain. */
@@ -410,7 +412,7 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 	if (s->s_done != NULL)
 		s->s_done(s, u);
 	to = usched_pick(s);
-	uarch_resume(s->s_bottom, to.t_ctx, to.t_len, UARCH_FPCTL_NONE);
+	uarch_resume(s->s_bottom, to.to_ctx, to.to_len, UARCH_FPCTL_NONE);
 }
 
 /* Called by uarch_start when a thread's function returns. */
@@ -632,7 +634,7 @@ __asm__(
 	"movq %rsi, %r9\n"
 	"movq %r8, %rdi\n"
 	"movq %rax, %rsi\n"
-	"call *%r9\n"			/* t_ctx in rax, t_len in rdx */
+	"call *%r9\n"			/* to_ctx in rax, to_len in rdx */
 	"testq %rdx, %rdx\n"
 	"js 1f\n"
 	"movq 8(%rsp), %rcx\n"
@@ -752,7 +754,7 @@ __asm__(
 	"mov x9, x1\n"
 	"mov x0, x4\n"
 	"mov x1, x10\n"
-	"blr x9\n"			/* t_ctx in x0, t_len in x1 */
+	"blr x9\n"			/* to_ctx in x0, to_len in x1 */
 	"tbnz x1, #63, 1f\n"
 	"ldp x9, x3, [sp, #16]\n"
 	"ldr x3, [x3, #160]\n"		/* the FP control in force */

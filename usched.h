@@ -47,8 +47,10 @@ struct ustack;
  * control state. */
 #if defined(__aarch64__)
 #define USCHED_CTX_WORDS 22
-#else
+#elif defined(__x86_64__)
 #define USCHED_CTX_WORDS 8
+#else
+#error "usched supports x86-64 and aarch64 only"
 #endif
 
 /* Default limit on the stack a thread may have in use when it blocks. */
@@ -84,7 +86,7 @@ struct usched {
 	int              s_max_used;
 
 	/* Private to usched.c. */
-	/* Where every thread's stack begins: usched_run's caller's sp. */
+	/* Where every thread's stack begins: usched_run's sp. */
 	char            *s_bottom;
 	struct ustack   *s_self;     /* the running thread */
 	struct ustack   *s_blocked;  /* the thread that blocked, for s_next */
@@ -92,8 +94,7 @@ struct usched {
 	int              s_nr_blocked; /* threads blocked, to be resumed */
 	void            *s_san_home; /* sanitizer state of usched_run's caller */
 	void            *s_san_dead; /* sanitizer state of a finished thread */
-	unsigned long    s_home[USCHED_CTX_WORDS]; /* usched_run's caller's
-						    * registers */
+	unsigned long    s_home[USCHED_CTX_WORDS]; /* usched_run's registers */
 };
 
 /*
