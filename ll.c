@@ -31,9 +31,9 @@ struct ll_thread {
 };
 
 struct ll_proc {
-	struct proc          l_p;	/* first */
+	struct proc          lp_p;	/* first */
 	/* Written by other processors: on a cache line of its own. */
-	struct ll_thread *l_inbox __attribute__((aligned(64)));
+	struct ll_thread *lp_inbox __attribute__((aligned(64)));
 };
 
 static struct procs ll_procs;
@@ -83,7 +83,7 @@ static void ll_drain(struct ll_proc *l)
 	struct sched_queue woken = { NULL, NULL };
 	struct ll_thread *t, *next;
 
-	t = __atomic_exchange_n(&l->l_inbox, NULL, __ATOMIC_ACQUIRE);
+	t = __atomic_exchange_n(&l->lp_inbox, NULL, __ATOMIC_ACQUIRE);
 	for (; t != NULL; t = next) {
 		unsigned long n;
 		int spawned;
@@ -94,12 +94,12 @@ static void ll_drain(struct ll_proc *l)
 		spawned = thread_state(&t->l_t) == ST_SPAWNED;
 		if (spawned)	/* n counts its start too */
 			thread_set_state(&t->l_t, ST_WAITING);
-		stat_add(&l->l_p.p_stats.ss_remote_wakes, n - spawned);
+		stat_add(&l->lp_p.p_stats.ss_remote_wakes, n - spawned);
 		/* Too late if t has ended. */
 		ll_wake_into(&woken, &t->l_t, n, sched_push_front);
 		thread_release(&t->l_t);	/* the inbox's hold */
 	}
-	sched_append(&l->l_p.p_ready, &woken);
+	sched_append(&l->lp_p.p_ready, &woken);
 }
 
 /* Only p fills its ready queue, empty while it idles: work is in the inbox. */
@@ -107,7 +107,7 @@ static int ll_has_work(struct proc *p)
 {
 	struct ll_proc *l = (struct ll_proc *)p;
 
-	return __atomic_load_n(&l->l_inbox, __ATOMIC_SEQ_CST) != NULL;
+	return __atomic_load_n(&l->lp_inbox, __ATOMIC_SEQ_CST) != NULL;
 }
 
 /* Takes one of t's wakes, if it has one. */
@@ -123,11 +123,11 @@ static inline int ll_take_permit(struct sched_thread *t)
 static __attribute__((noinline)) struct sched_thread *ll_next_slow(
 	struct ll_proc *l)
 {
-	struct proc *p = &l->l_p;
+	struct proc *p = &l->lp_p;
 	struct sched_thread *t;
 
 	for (;;) {
-		if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) != NULL)
+		if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)
 			ll_drain(l);
 		t = sched_dequeue(&p->p_ready);
 		if (t != NULL || procs_over(p->p_procs))
@@ -139,7 +139,7 @@ static __attribute__((noinline)) struct sched_thread *ll_next_slow(
 static struct ustack *ll_next(struct usched *s)
 {
 	struct ll_proc *l = (struct ll_proc *)s;
-	struct proc *p = &l->l_p;
+	struct proc *p = &l->lp_p;
 	struct sched_thread *t = (struct sched_thread *)usched_blocked(s);
 
 	if (t != NULL) {	/* it waits, unless woken during its block */
@@ -148,7 +148,7 @@ static struct ustack *ll_next(struct usched *s)
 			ll_wake_local(p, t, 1);
 	}
 	t = NULL;
-	if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) == NULL)
+	if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) == NULL)
 		t = sched_dequeue(&p->p_ready);
 	if (t == NULL && (t = ll_next_slow(l)) == NULL)
 		return NULL;
@@ -161,15 +161,15 @@ static struct ustack *ll_next(struct usched *s)
 /* Pushes t, with a hold for the inbox, and wakes l if it sleeps. */
 static void ll_push(struct ll_proc *l, struct ll_thread *t)
 {
-	struct ll_thread *head = __atomic_load_n(&l->l_inbox,
+	struct ll_thread *head = __atomic_load_n(&l->lp_inbox,
 						 __ATOMIC_RELAXED);
 
 	do {
 		t->l_link = head;
-	} while (!__atomic_compare_exchange_n(&l->l_inbox, &head, t, 1,
+	} while (!__atomic_compare_exchange_n(&l->lp_inbox, &head, t, 1,
 					      __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
-	proc_kick(&l->l_p);
+	proc_kick(&l->lp_p);
 }
 
 /*
@@ -223,12 +223,12 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group)
 	if (l == NULL)
 		return NULL;
 	/* Not held, l_remote is 0 and t in no inbox: it needs no reset. */
-	t = (struct ll_thread *)proc_thread_new(&l->l_p, f, arg);
+	t = (struct ll_thread *)proc_thread_new(&l->lp_p, f, arg);
 	if (t == NULL)
 		return NULL;
-	if (proc_here(PROCS_LL) == &l->l_p) {	/* l runs t after this */
+	if (proc_here(PROCS_LL) == &l->lp_p) {	/* l runs t after this */
 		thread_set_state(&t->l_t, ST_WAITING);
-		ll_wake_local(&l->l_p, &t->l_t, 1);
+		ll_wake_local(&l->lp_p, &t->l_t, 1);
 	} else {	/* as a remote wake; later ones add to l_remote */
 		t->l_remote = 1;
 		thread_hold(&t->l_t);	/* the inbox's */
@@ -269,7 +269,7 @@ LTO_INLINE int ll_wait(void)
 		return 0;
 	/* A wake from elsewhere that came first is still in the inbox. */
 	l = ll_proc_of((struct ll_thread *)t);
-	if (__atomic_load_n(&l->l_inbox, __ATOMIC_RELAXED) != NULL)
+	if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)
 		return ll_wait_drained(l, t);
 	return ustack_block();
 }
@@ -305,11 +305,11 @@ int ll_wake(struct ll_thread *t)
 	if (__builtin_expect(here == NULL, 0))
 		return ll_wake_outside(t);
 	l = ll_proc_of(t);
-	if (here != &l->l_p)
+	if (here != &l->lp_p)
 		return ll_wake_remote(t);
-	rc = ll_wake_local(&l->l_p, &t->l_t, 1);
+	rc = ll_wake_local(&l->lp_p, &t->l_t, 1);
 	if (rc == 0)
-		stat_add(&l->l_p.p_stats.ss_local_wakes, 1);
+		stat_add(&l->lp_p.p_stats.ss_local_wakes, 1);
 	return rc;
 }
 
