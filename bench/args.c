@@ -20,7 +20,9 @@ double bench_seconds(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-int parse_u64(const char *s, uint64_t *out)
+/* Parse a plain unsigned decimal ("0".."18446744073709551615"): no sign,
+ * no spaces, no base prefix.  Returns 0 on success, -1 otherwise. */
+static int parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
 

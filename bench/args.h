@@ -39,9 +39,6 @@ struct ring_args {
 	uint64_t ra_msgs;	/* n * r * m */
 };
 
-/* Parse a plain unsigned decimal ("0".."18446744073709551615"): no sign,
- * no spaces, no base prefix.  Returns 0 on success, -1 otherwise. */
-int parse_u64(const char *s, uint64_t *out);
 /* skynet's LEAVES: 0 if s is a power of 10 up to 10^9 (the sum of the
  * leaves then fits in 64 bits), else -1. */
 int parse_leaves(const char *s, uint64_t *out);

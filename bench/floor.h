@@ -12,8 +12,9 @@
 extern const size_t floor_context;
 
 /*
- * Nanoseconds a step, over 2 * rounds steps that each save `bytes`; with
- * share_fpctl the FP control state is not read, as with s_share_fpctl.
+ * Nanoseconds a step, over 2 * rounds + 2 steps (the first two fill the
+ * buffers) that each save `bytes`; with share_fpctl the FP control state
+ * is not read, as with s_share_fpctl.
  * Exits with a message if bytes is not a multiple of 16, or if the
  * buffers cannot be had.
  */

@@ -123,8 +123,8 @@ static unsigned long long sysctl_value(const char *name)
 static void check_thread_limits(uint64_t n)
 {
 	static const struct {
-		const char *name;
-		unsigned    per_thread;
+		const char *l_name;
+		unsigned    l_per_thread;
 	} limits[] = {
 		{ "kernel/pid_max", 1 },
 		{ "kernel/threads-max", 1 },
@@ -132,12 +132,12 @@ static void check_thread_limits(uint64_t n)
 	};
 
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		unsigned long long max = sysctl_value(limits[i].name);
+		unsigned long long max = sysctl_value(limits[i].l_name);
 
-		if (max != 0 && n > max / limits[i].per_thread) {
+		if (max != 0 && n > max / limits[i].l_per_thread) {
 			fprintf(stderr, PROG ": %llu threads exceed what "
 				"/proc/sys/%s (%llu) allows\n",
-				(unsigned long long)n, limits[i].name, max);
+				(unsigned long long)n, limits[i].l_name, max);
 			exit(1);
 		}
 	}
