@@ -126,14 +126,10 @@ static void test_later_run(void)
 static void test_null_buffer(void)
 {
 	struct tsched ts;
-	struct tthread *t;
 
 	tsched_init(&ts);
 	ran = 0;
-	t = calloc(1, sizeof *t);
-	require(t != NULL);
-	ustack_init(&t->t_s.t_u, &ts.ts_s, block_n, (void *)3L, NULL, 4096);
-	sched_enqueue(&ts.ts_ready, &t->t_s);
+	tsched_spawn_buf(&ts, block_n, (void *)3L, NULL, 4096);
 	tsched_run(&ts);
 	ok(ran == 1 && ts.ts_allocs == 1 && ts.ts_bytes == 0,
 	   "ustack_init with no buffer but a size: the thread gets one of its "
@@ -144,15 +140,12 @@ static void test_null_buffer(void)
 static void test_empty_buffer(void)
 {
 	struct tsched ts;
-	struct tthread *t;
 	void *buf = malloc(16);
 
 	tsched_init(&ts);
 	ran = 0;
-	t = calloc(1, sizeof *t);
-	require(t != NULL && buf != NULL);
-	ustack_init(&t->t_s.t_u, &ts.ts_s, block_n, (void *)3L, buf, 0);
-	sched_enqueue(&ts.ts_ready, &t->t_s);
+	require(buf != NULL);
+	tsched_spawn_buf(&ts, block_n, (void *)3L, buf, 0);
 	tsched_run(&ts);
 	ok(ran == 1 && ts.ts_allocs == 1 && ts.ts_bytes == 0,
 	   "ustack_init with a buffer of 0 bytes: the thread gets one that "

@@ -36,7 +36,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -120,15 +119,15 @@ static long sweep_k;
 
 /* What the threads did; written by several processors. */
 static struct {
-	void       *ring[MEMBERS];	/* the members that were created */
-	int         n;
-	long        got[MEMBERS];	/* tokens each member received */
-	long        leaves;		/* leaves created */
-	long        leaves_done;
-	long        nomem;		/* -ENOMEM from wait or spawn */
-	long        bad;		/* other unexpected results */
-	const char *bad_what;
-	int         bad_rc;
+	void       *r_ring[MEMBERS];	/* the members that were created */
+	int         r_n;
+	long        r_got[MEMBERS];	/* tokens each member received */
+	long        r_leaves;		/* leaves created */
+	long        r_leaves_done;
+	long        r_nomem;		/* -ENOMEM from wait or spawn */
+	long        r_bad;		/* other unexpected results */
+	const char *r_bad_what;
+	int         r_bad_rc;
 } r;
 
 static void (*wait_fn)(void);		/* waits, retrying on -ENOMEM */
@@ -136,9 +135,9 @@ static void (*wake_fn)(void *thread);
 
 static void note_bad(const char *what, int rc)
 {
-	__atomic_fetch_add(&r.bad, 1, __ATOMIC_RELAXED);
-	r.bad_what = what;
-	r.bad_rc = rc;
+	__atomic_fetch_add(&r.r_bad, 1, __ATOMIC_RELAXED);
+	r.r_bad_what = what;
+	r.r_bad_rc = rc;
 }
 
 static int wait_once(void)
@@ -161,7 +160,7 @@ static void deep_wait(int depth)
  */
 static void rounds(long k)
 {
-	void *right = r.ring[(k + 1) % r.n];
+	void *right = r.r_ring[(k + 1) % r.r_n];
 
 	for (int i = 0; i < ROUNDS; i++) {
 		if (k == 0)
@@ -169,7 +168,7 @@ static void rounds(long k)
 		deep_wait(2 * i);
 		if (k != 0)
 			wake_fn(right);
-		__atomic_fetch_add(&r.got[k], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&r.r_got[k], 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -185,7 +184,7 @@ static void sched_wait(void)
 	int rc;
 
 	while ((rc = ops->so_wait()) == -ENOMEM)
-		__atomic_fetch_add(&r.nomem, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&r.r_nomem, 1, __ATOMIC_RELAXED);
 	if (rc != 0)
 		note_bad("so_wait", rc);
 }
@@ -203,7 +202,7 @@ static void *sched_spawn(void (*f)(void *), void *arg, int group)
 	void *t = ops->so_spawn(f, arg, group);
 
 	if (t == NULL && errno == ENOMEM)
-		__atomic_fetch_add(&r.nomem, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&r.r_nomem, 1, __ATOMIC_RELAXED);
 	else if (t == NULL)
 		note_bad("so_spawn", errno);
 	return t;
@@ -213,7 +212,7 @@ static void leaf(void *arg)
 {
 	(void)arg;
 	sched_wait();
-	__atomic_fetch_add(&r.leaves_done, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r.r_leaves_done, 1, __ATOMIC_RELAXED);
 }
 
 static void spawn_leaf(int group)
@@ -221,7 +220,7 @@ static void spawn_leaf(int group)
 	void *t = sched_spawn(leaf, NULL, group);
 
 	if (t != NULL) {
-		__atomic_fetch_add(&r.leaves, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&r.r_leaves, 1, __ATOMIC_RELAXED);
 		sched_wake(t);
 	}
 }
@@ -304,7 +303,8 @@ static int leak_check(const char *what)
  */
 static int sched_check(int init_rc, int start_rc, int fini_rc, int again_rc)
 {
-	long reported = r.nomem + (init_rc != 0) + (start_rc != 0 || fini_rc != 0);
+	long reported = r.r_nomem + (init_rc != 0) +
+			(start_rc != 0 || fini_rc != 0);
 	long unfinished = 0;
 	int rc = 0;
 
@@ -318,23 +318,23 @@ static int sched_check(int init_rc, int start_rc, int fini_rc, int again_rc)
 	if (again_rc != 0)
 		rc = bad("so_fini returned %d, and again %d", fini_rc,
 			 again_rc);
-	if (r.bad != 0)
+	if (r.r_bad != 0)
 		rc = bad("%ld unexpected results, the last: %s gave %d",
-			 r.bad, r.bad_what, r.bad_rc);
+			 r.r_bad, r.r_bad_what, r.r_bad_rc);
 	if (reported != fi_fired)
 		rc = bad("%d allocation failed, %ld errors reported (init %d, "
 			 "start %d, fini %d, -ENOMEM from wait/spawn %ld)",
 			 fi_fired, reported, init_rc, start_rc, fini_rc,
-			 r.nomem);
+			 r.r_nomem);
 	if (init_rc == 0 && again_rc == 0) {
-		for (int i = 0; i < r.n; i++)
-			unfinished += r.got[i] != ROUNDS;
-		unfinished += r.leaves - r.leaves_done;
+		for (int i = 0; i < r.r_n; i++)
+			unfinished += r.r_got[i] != ROUNDS;
+		unfinished += r.r_leaves - r.r_leaves_done;
 		if (unfinished != 0)
 			rc = bad("so_fini returned 0 (so_start %d, first "
 				 "so_fini %d), but %ld of %ld threads did not "
 				 "finish their work", start_rc, fini_rc,
-				 unfinished, r.n + r.leaves);
+				 unfinished, r.r_n + r.r_leaves);
 	}
 	/* The processors' array (counters) is kept until the next init. */
 	if (ops->so_init(1, 0) != 0)
@@ -354,16 +354,17 @@ static int sched_child(long k)
 	init_rc = ops->so_init(procs, MEMBERS);
 	if (init_rc == 0) {
 		for (int i = 0; i < MEMBERS; i++) {
-			void *t = sched_spawn(sched_member, (void *)(long)r.n, i);
+			void *t = sched_spawn(sched_member,
+					      (void *)(long)r.r_n, i);
 
 			if (t != NULL)
-				r.ring[r.n++] = t;
+				r.r_ring[r.r_n++] = t;
 		}
 		if (!fini_starts)
 			start_rc = ops->so_start();
 		spawn_leaf(0);		/* from the main native thread */
-		for (int i = 0; i < r.n; i++)
-			sched_wake(r.ring[i]);
+		for (int i = 0; i < r.r_n; i++)
+			sched_wake(r.r_ring[i]);
 		fini_rc = ops->so_fini();
 		if (fini_rc != 0)	/* reported: a caller may try again */
 			again_rc = ops->so_fini();
@@ -381,7 +382,7 @@ static void tsched_wait_retry(void)
 	int rc;
 
 	while ((rc = tsched_wait()) == -ENOMEM)
-		r.nomem++;
+		r.r_nomem++;
 	if (rc != 0)
 		note_bad("tsched_wait", rc);
 }
@@ -399,7 +400,7 @@ static void tsched_member(void *arg)
 static void quick(void *arg)
 {
 	(void)arg;
-	r.leaves_done++;
+	r.r_leaves_done++;
 }
 
 /* s_alloc fails at its k-th call (ts_fail_in); malloc never does. */
@@ -410,8 +411,9 @@ static int usched_child(long k)
 	wait_fn = tsched_wait_retry;
 	wake_fn = tsched_wake_any;
 	tsched_init(&ts);
-	for (r.n = 0; r.n < MEMBERS; r.n++)
-		r.ring[r.n] = tsched_spawn(&ts, tsched_member, (void *)(long)r.n);
+	for (r.r_n = 0; r.r_n < MEMBERS; r.r_n++)
+		r.r_ring[r.r_n] = tsched_spawn(&ts, tsched_member,
+					       (void *)(long)r.r_n);
 	tsched_spawn(&ts, quick, NULL);
 	ts.ts_fail_in = k;
 	fault_arm(0);
@@ -419,18 +421,18 @@ static int usched_child(long k)
 	fault_disarm();
 	fi_fired = ts.ts_fail_in == 0;
 	rc = 0;
-	if (r.bad != 0)
+	if (r.r_bad != 0)
 		rc = bad("%ld unexpected results, the last: %s gave %d",
-			 r.bad, r.bad_what, r.bad_rc);
-	if (r.nomem != fi_fired)
+			 r.r_bad, r.r_bad_what, r.r_bad_rc);
+	if (r.r_nomem != fi_fired)
 		rc = bad("s_alloc failed %d times, -ENOMEM reported %ld times",
-			 fi_fired, r.nomem);
+			 fi_fired, r.r_nomem);
 	for (int i = 0; i < MEMBERS; i++) {
-		if (r.got[i] != ROUNDS)
+		if (r.r_got[i] != ROUNDS)
 			rc = bad("thread %d got %ld tokens, not %d", i,
-				 r.got[i], ROUNDS);
+				 r.r_got[i], ROUNDS);
 	}
-	if (ts.ts_done != MEMBERS + 1 || r.leaves_done != 1)
+	if (ts.ts_done != MEMBERS + 1 || r.r_leaves_done != 1)
 		rc = bad("%ld of %d threads finished", ts.ts_done, MEMBERS + 1);
 	if (ts.ts_bytes != 0)
 		rc = bad("leak: %ld bytes of stack buffers", ts.ts_bytes);

@@ -12,7 +12,6 @@
 
 #include <signal.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <time.h>
 
 enum { THREADS = 8, MIN_TICKS = 100 };

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>	/* memalign, which this replaces */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -75,7 +75,8 @@ void tsched_init(struct tsched *ts)
 	};
 }
 
-struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg)
+struct tthread *tsched_spawn_buf(struct tsched *ts, void (*f)(void *),
+				 void *arg, void *stack, int len)
 {
 	struct tthread *t = calloc(1, sizeof *t);
 
@@ -83,10 +84,15 @@ struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg)
 		perror("tsched_spawn");
 		exit(1);
 	}
-	ustack_init(&t->t_s.t_u, &ts->ts_s, f, arg, NULL, 0);
+	ustack_init(&t->t_s.t_u, &ts->ts_s, f, arg, stack, len);
 	t->t_s.t_state = ST_READY;
 	sched_enqueue(&ts->ts_ready, &t->t_s);
 	return t;
+}
+
+struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg)
+{
+	return tsched_spawn_buf(ts, f, arg, NULL, 0);
 }
 
 struct tthread *tsched_self(void)

@@ -26,6 +26,9 @@ struct tsched {
 
 void tsched_init(struct tsched *ts);
 struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg);
+/* The same, with ustack_init's stack buffer and its size. */
+struct tthread *tsched_spawn_buf(struct tsched *ts, void (*f)(void *),
+				 void *arg, void *stack, int len);
 /*
  * Blocks until woken (a wake before the wait is kept). Returns
  * ustack_block's code.
