@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L	/* clock_gettime under -std=c11 */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,17 @@ int parse_leaves(const char *s, uint64_t *out)
 int is_help(const char *arg)
 {
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int bench_output_status(const char *prog)
+{
+	int err = fflush(stdout) != 0 ? errno : ferror(stdout) ? EIO : 0;
+
+	if (err == 0)
+		return 0;
+	fprintf(stderr, "%s: cannot write the result to stdout: %s\n", prog,
+		strerror(err));
+	return 1;
 }
 
 /* Once the usage went to stdout: exit 0, or 1 if it could not be written. */

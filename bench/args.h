@@ -51,6 +51,10 @@ int is_help(const char *arg);
  * written). */
 void help_exit(const char *prog, const char *usage)
 	__attribute__((noreturn));
+/* The exit status once the result went to stdout: 0, or 1 with a message
+ * if it could not be written (a full disk, a closed stdout), which would
+ * otherwise leave a driver script an empty result and a success. */
+int bench_output_status(const char *prog);
 /* help_exit() if the one argument is -h or --help. */
 void help_if_asked(int argc, char **argv, const char *usage);
 /* Print "PROG: WHY" and "usage: PROG USAGE" on stderr, then exit(2). */

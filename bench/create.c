@@ -115,5 +115,5 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("%.2f\n", secs * 1e9 / count);
-	return 0;
+	return bench_output_status(argv[0]);
 }

@@ -395,5 +395,5 @@ int main(int argc, char **argv)
 		print_details(secs);
 	free(ring.r_thread);
 	free(ring.r_handed);
-	return 0;
+	return bench_output_status(prog);
 }

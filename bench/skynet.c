@@ -127,5 +127,5 @@ int main(int argc, char **argv)
 	}
 	free(tree);
 	printf("%.6f\n", secs);
-	return 0;
+	return bench_output_status(argv[0]);
 }

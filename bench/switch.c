@@ -287,5 +287,5 @@ int main(int argc, char **argv)
 		nsizes = argc - i;
 	}
 	run_sizes(sizes, nsizes, (int)threads, (int)stride, rounds);
-	return 0;
+	return bench_output_status(prog);
 }

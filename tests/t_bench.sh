@@ -143,6 +143,14 @@ else
 fi
 built ring-boost && expect 0 ring-boost 4 3 10 100000 1
 built ring-go && expect 0 ring-go 4 3 10 1000 2
+# Go dies of an address space it cannot have, with a runtime trace: the
+# memory check says so first.
+if built ring-go; then
+	(ulimit -v 4000000; exec timeout 120 "$bin/ring-go" 16 1 1 268435456 1) \
+		>/dev/null 2>"$err"
+	[ $? = 1 ] && grep -q "but ulimit -v allows 3906 MiB" "$err"
+	ok $? "ring-go over ulimit -v: refused at once, naming the limit"
+fi
 built ring-tokio && expect 0 ring-tokio 5 20 100 0 2
 built ring-cpp-pool && expect 0 ring-cpp-pool 5 20 100 0 3
 for p in ring-cpp ring-cpp-pool ring-async-std ring-tokio; do
@@ -150,6 +158,22 @@ for p in ring-cpp ring-cpp-pool ring-async-std ring-tokio; do
 done
 for p in ring-cpp ring-boost; do
 	built $p && expect 2 $p 4 3 10 0 2	# single-threaded: P must be 1
+done
+
+# A result that cannot be written (a full disk) fails the run: exit 1,
+# with the reason, not an empty success.
+for run in "ring 2 1 1 0 1" "ring-lto 2 1 1 0 1" "switch -n 10 0" \
+	   "create 10" "skynet 100" "ring-pthread 2 1 1 0 1" "ring-go 2 1 1 0 1" \
+	   "ring-async-std 2 1 1 0 1" "ring-tokio 2 1 1 0 1" \
+	   "ring-cpp 2 1 1 0 1" "ring-cpp-pool 2 1 1 0 1" \
+	   "ring-boost 2 1 1 0 1" "create-cpp 10" "create-boost 10" \
+	   "skynet-cpp 100" "skynet-go 100"; do
+	p=${run%% *}
+	built $p || continue
+	timeout 120 "$bin/$p" ${run#* } >/dev/full 2>"$err"
+	[ $? = 1 ] && grep -qi "cannot write the result to stdout: .*no space" \
+		"$err"
+	ok $? "$run >/dev/full: exit 1, and why"
 done
 
 # Unknown options, before or after the arguments.

@@ -219,5 +219,5 @@ int main(int argc, char **argv)
 		sem_destroy(&members[i].m_sem);
 	free(tids);
 	free(members);
-	return 0;
+	return bench_output_status(PROG);
 }

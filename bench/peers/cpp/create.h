@@ -43,7 +43,7 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 		std::fprintf(stderr, "%s: %s\n", prog, e.what());
 		return 1;
 	}
-	return 0;
+	return bench_output_status(prog);
 }
 
 } // namespace peers

@@ -102,7 +102,9 @@ int ring_main(int argc, char **argv, const ring_peer &peer, Run run)
 	check_memory(peer.prog,
 		     cfg.ra_threads * (peer.member_bytes + cfg.ra_d));
 	try {
-		return run(cfg);
+		int rc = run(cfg);
+
+		return rc != 0 ? rc : bench_output_status(peer.prog);
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "%s: out of memory for %llu %s (%s)\n", peer.prog,
 			     (unsigned long long)cfg.ra_threads, peer.units, e.what());

@@ -118,5 +118,5 @@ int main(int argc, char **argv)
 			     (unsigned long long)leaves, e.what());
 		return 1;
 	}
-	return 0;
+	return bench_output_status(prog);
 }

@@ -68,7 +68,7 @@ func main() {
 	if sum != want {
 		peer.Fail(prog, "received %d tokens in all, want %d", sum, want)
 	}
-	peer.Report(elapsed)
+	peer.Report(prog, elapsed)
 }
 
 // member runs ring member j for m rounds and returns how many correct

@@ -43,7 +43,7 @@ func main() {
 	if want := leaves * (leaves - 1) / 2; sum != want {
 		peer.Fail(prog, "sum is %d, want %d", sum, want)
 	}
-	peer.Report(elapsed)
+	peer.Report(prog, elapsed)
 }
 
 // node sends the sum of the leaf numbers first..first+size-1 to out,

@@ -17,6 +17,12 @@ pub const EXIT_USAGE: u8 = 2;
 /// More native threads than this is surely a typo.
 pub const MAX_PROCS: u64 = 1024;
 
+/// Writes a message on stderr. If even that fails there is nowhere to say
+/// so, and the exit status still tells (`eprintln!` would panic instead).
+pub fn complain(msg: std::fmt::Arguments) {
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
 const USAGE: &str = "N R M D P\n  \
     N >= 2 threads per cycle, R >= 1 cycles, M >= 1 rounds,\n  \
     D must be 0 (futures are stackless), P native threads (1..1024)";
@@ -80,7 +86,7 @@ impl Ring {
     /// stdout (exit status 0).
     fn from_args(prog: &str) -> Result<Ring, ExitCode> {
         let usage_error = |e: String| {
-            eprintln!("{prog}: {e}\nusage: {prog} {USAGE}");
+            complain(format_args!("{prog}: {e}\nusage: {prog} {USAGE}"));
             ExitCode::from(EXIT_USAGE)
         };
         let args = std::env::args_os()
@@ -112,23 +118,29 @@ impl Ring {
     pub fn finish(&self, prog: &str, counts: &[u64], elapsed: Duration) -> ExitCode {
         let n = self.n as usize;
         if let Some((i, got)) = counts.iter().enumerate().find(|&(_, &c)| c != self.m) {
-            eprintln!(
+            complain(format_args!(
                 "{prog}: cycle {} member {} received {got} tokens, want {}",
                 i / n,
                 i % n,
                 self.m
-            );
+            ));
             return ExitCode::from(EXIT_FAIL);
         }
         let total: u64 = counts.iter().sum();
         if counts.len() != self.members() || total != self.messages() {
-            eprintln!(
+            complain(format_args!(
                 "{prog}: received {total} tokens in all, want {}",
                 self.messages()
-            );
+            ));
             return ExitCode::from(EXIT_FAIL);
         }
-        println!("{:.6}", elapsed.as_secs_f64());
+        // A result that cannot be written (a full disk) is a failed run.
+        if let Err(e) = writeln!(std::io::stdout(), "{:.6}", elapsed.as_secs_f64()) {
+            complain(format_args!(
+                "{prog}: cannot write the result to stdout: {e}"
+            ));
+            return ExitCode::from(EXIT_FAIL);
+        }
         ExitCode::SUCCESS
     }
 
@@ -159,11 +171,11 @@ fn check_memory(prog: &str, need: f64) -> Result<(), ExitCode> {
     });
     match avail {
         Some(avail) if need > avail => {
-            eprintln!(
+            complain(format_args!(
                 "{prog}: needs about {:.0} MiB of memory but only {:.0} MiB are available",
                 need / 1048576.0,
                 avail / 1048576.0
-            );
+            ));
             Err(ExitCode::from(EXIT_FAIL))
         }
         _ => Ok(()),

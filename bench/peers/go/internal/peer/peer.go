@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -113,14 +114,21 @@ func Fail(prog, format string, args ...any) {
 }
 
 // CheckMemory refuses to start a run estimated to need more than the
-// memory currently available: Go cannot recover from running out of memory
-// (it dies with a runtime trace, or the kernel kills it), so a clear message
-// up front is the only clean failure.
+// memory currently available, or than the address space ulimit -v allows:
+// Go cannot recover from running out of memory (it dies with a runtime
+// trace, or the kernel kills it), so a clear message up front is the only
+// clean failure.
 func CheckMemory(prog string, need float64) {
 	avail, ok := memAvailable()
 	if ok && need > avail {
 		Fail(prog, "needs about %.0f MiB of memory but only %.0f MiB are available",
 			need/(1<<20), avail/(1<<20))
+	}
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &lim) == nil &&
+		lim.Cur != ^uint64(0) && need > float64(lim.Cur) { // not unlimited
+		Fail(prog, "needs about %.0f MiB of memory but ulimit -v allows %.0f MiB",
+			need/(1<<20), float64(lim.Cur)/(1<<20))
 	}
 }
 
@@ -141,7 +149,11 @@ func memAvailable() (float64, bool) {
 	return 0, false
 }
 
-// Report prints the one result line: elapsed seconds.
-func Report(d time.Duration) {
-	fmt.Printf("%.6f\n", d.Seconds())
+// Report prints the one result line, elapsed seconds, or fails if it
+// cannot be written (a full disk, a closed stdout): a driver script would
+// otherwise get no result and a success.
+func Report(prog string, d time.Duration) {
+	if _, err := fmt.Printf("%.6f\n", d.Seconds()); err != nil {
+		Fail(prog, "cannot write the result to stdout: %v", err)
+	}
 }

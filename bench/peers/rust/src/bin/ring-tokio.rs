@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use tokio::runtime::Builder;
 use tokio::sync::mpsc;
-use usched_peers::{EXIT_FAIL, Ring, cycle, member};
+use usched_peers::{EXIT_FAIL, Ring, complain, cycle, member};
 
 const PROG: &str = "ring-tokio";
 
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     let rt = match rt {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("{PROG}: cannot start the runtime: {e}");
+            complain(format_args!("{PROG}: cannot start the runtime: {e}"));
             return ExitCode::from(EXIT_FAIL);
         }
     };
