@@ -30,6 +30,7 @@ import datetime
 import functools
 import hashlib
 import json
+import math
 import os
 import platform
 import re
@@ -175,7 +176,7 @@ def is_done(results, pt, opts):
         same = (old["command"][1:], old["runs"], old["warmup"],
                 old["binary_sha256"]) == (list(pt.argv[1:]), opts.runs,
                                           opts.warmup, sha256(pt.argv[0]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False
     return same and not (opts.retry_failed and old.get("status") != "ok")
 
@@ -258,8 +259,9 @@ def parse_seconds(text, warmup, runs):
         raise ValueError(f"expected {warmup + runs} numbers on stdout, "
                          f"got {len(lines)}")
     vals = [float(x) for x in lines[warmup:]]
-    if not all(v > 0 for v in vals):
-        raise ValueError(f"non-positive time in {lines[warmup:]}")
+    if not all(0 < v < math.inf for v in vals):
+        raise ValueError(f"a time that is not a positive number in "
+                         f"{lines[warmup:]}")
     return vals
 
 
@@ -535,6 +537,21 @@ def present_impls(opts):
     return found
 
 
+class StdoutFailed(Exception):
+    """Writing to stdout failed: the progress's fault, not the results'."""
+
+
+def say(text):
+    """Prints a line of progress now; raises StdoutFailed if it cannot (a
+    full disk), BrokenPipeError if the reader left."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise StdoutFailed(e.strerror or str(e)) from None
+
+
 def quiet_stdout():
     """After the reader left (sweep.py ... | head): no traceback for what
     it did not want, and none again when Python flushes stdout at exit."""
@@ -553,6 +570,11 @@ def dry_run(todo, done):
     except BrokenPipeError:
         quiet_stdout()
         rc = 1
+    except OSError as e:
+        quiet_stdout()
+        print(f"sweep.py: cannot write the list: {e.strerror or e}",
+              file=sys.stderr)
+        return 1
     print(f"{len(todo)} points to run, {done} already done",
           file=sys.stderr)
     return rc
@@ -569,7 +591,7 @@ def sweep(todo, opts, hyperfine):
         fields = measure(pt, opts, hyperfine)
         save(opts.results, pt, fields, opts)
         failed += fields["status"] != "ok"
-        print(prog.line(pt, fields), flush=True)
+        say(prog.line(pt, fields))
     return failed
 
 
@@ -578,6 +600,9 @@ def interrupt(signum, frame):
 
 
 def main(argv=None):
+    if sys.stdout is None:  # closed: files opened next would take its place
+        print("sweep.py: stdout is closed", file=sys.stderr)
+        return 1
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, interrupt)
     impls = present_impls(opts)
@@ -598,13 +623,20 @@ def main(argv=None):
         os.makedirs(opts.results, exist_ok=True)
         opts.usched = usched_version(opts.bin)
         opts.cpu = cpu_model()
-        print(f"{len(todo)} points to run, {len(points) - len(todo)} "
-              f"already done; results in {opts.results}", flush=True)
+        say(f"{len(todo)} points to run, {len(points) - len(todo)} "
+            f"already done; results in {opts.results}")
         failed = sweep(todo, opts, hyperfine)
+        say(f"done: {len(todo) - failed} ok, {failed} failed; "
+            f"results in {opts.results}")
     except BrokenPipeError:
         quiet_stdout()
         print(f"sweep.py: output closed; finished points are in "
               f"{opts.results}, run again to resume", file=sys.stderr)
+        return 1
+    except StdoutFailed as e:
+        quiet_stdout()
+        print(f"sweep.py: cannot write to stdout: {e}; finished points are "
+              f"in {opts.results}, run again to resume", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"sweep.py: cannot write the results: "
@@ -615,8 +647,6 @@ def main(argv=None):
         print(f"\ninterrupted; finished points are in {opts.results}, "
               "run again to resume", file=sys.stderr)
         return 130
-    print(f"done: {len(todo) - failed} ok, {failed} failed; "
-          f"results in {opts.results}")
     return 0
 
 

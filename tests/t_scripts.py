@@ -651,6 +651,50 @@ def test_sweep_closed_pipe(tmp):
     check(rc == 1 and "Traceback" not in err
           and "cannot write" not in err and "output closed" in err,
           "a sweep into a closed pipe: exit 1, 'output closed'", err)
+    args = [sys.executable, SWEEP, "--bin", bindir, "--results", res,
+            "--only", "POSIX", "--rs", "16", "--runs", "1", "--warmup", "0"]
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(args, stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+    check(p.returncode == 1 and "Traceback" not in p.stderr
+          and "sweep.py: cannot write to stdout: No space left on device; "
+          "finished points are in " in p.stderr,
+          "a sweep whose stdout is full: exit 1, blaming stdout, not the "
+          "results", p.stderr)
+    for what, want in (("closed", "stdout is closed"),
+                       ("full", "cannot write the list: No space left on "
+                        "device")):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run(
+                args[:2] + ["--dry-run"] + args[2:], stdout=full,
+                stderr=subprocess.PIPE, text=True, timeout=300,
+                preexec_fn=(lambda: os.close(1)) if what == "closed"
+                else None)
+        check(p.returncode == 1 and p.stderr == f"sweep.py: {want}\n",
+              f"--dry-run with stdout {what}: one line, exit 1", p.stderr)
+
+
+def test_sweep_bad_input(tmp):
+    """A program that prints inf, and a saved point nested past Python's
+    recursion limit: a failed point, and a point to run again."""
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    fake_bin(bindir, "ring-pthread", "echo inf")
+    p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
+    pt = load(res, "POSIX_N2_R4") or {}
+    check(p.returncode == 0 and pt.get("status") == "failed"
+          and "a time that is not a positive number" in pt.get("reason", ""),
+          "a program that prints inf: the point fails, with why",
+          json.dumps(pt) + p.stderr)
+    fake_bin(bindir, "ring-pthread", "echo 0.004")
+    with open(os.path.join(res, "POSIX_N2_R4.json"), "w") as f:
+        f.write("[" * 200000)
+    p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
+    check(p.returncode == 0 and "Traceback" not in p.stderr
+          and "1 points to run, 0 already done" in p.stdout
+          and (load(res, "POSIX_N2_R4") or {}).get("status") == "ok",
+          "a saved point nested too deep to read: measured again",
+          p.stdout + p.stderr)
 
 
 def test_interrupt(tmp):
@@ -1042,7 +1086,8 @@ def main():
     for test in (test_graph, test_graph_cpus, test_graph_failures,
                  test_graph_bad, test_graph_legends, test_graph_ticks,
                  test_dry_run, test_sweep,
-                 test_sweep_closed_pipe, test_interrupt, test_perf,
+                 test_sweep_closed_pipe, test_sweep_bad_input,
+                 test_interrupt, test_perf,
                  test_cpu_model):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
