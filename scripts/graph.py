@@ -23,12 +23,18 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import sweep  # noqa: E402  (labels, machine details)
 
 ROOT = sweep.ROOT
+# Bounds of a point's numbers that keep every figure finite, and the
+# threads (N*R) within what numpy's integers and the plots take.
+MAX_THREADS = 1 << 32
+MAX_M = 1 << 40
+MIN_SECONDS, MAX_SECONDS = 1e-9, 1e9
 
 
 def load_results(results):
@@ -45,6 +51,8 @@ def load_results(results):
             why = point_error(pt)
         except (OSError, ValueError) as e:
             why = f"cannot read it: {e}"
+        except RecursionError:
+            why = "cannot read it: nested too deep"
         if not why:  # two results of a point: which one is right?
             key = (pt["label"], pt["n"], pt["r"])
             if key in seen:
@@ -64,20 +72,27 @@ def point_error(pt):
     """What is wrong with a point's record, or None."""
     if not isinstance(pt, dict):
         return "not a JSON object"
-    if not isinstance(pt.get("label"), str) or not pt["label"]:
-        return f"field 'label': want a name, got {json.dumps(pt.get('label'))}"
+    # Plain names: matplotlib reads $...$ as mathematics and hides a legend
+    # entry that starts with _.
+    if not isinstance(pt.get("label"), str) or not re.fullmatch(
+            r"[A-Za-z0-9][A-Za-z0-9+._-]*", pt["label"]):
+        return ("field 'label': want a name of letters, digits, '+', '-', "
+                f"'.' and '_' (not first), got {json.dumps(pt.get('label'))}")
     if pt.get("status") not in ("ok", "failed"):
         return (f"field 'status': want \"ok\" or \"failed\", got "
                 f"{json.dumps(pt.get('status'))}")
-    for k in ("n", "r", "m"):
-        if type(pt.get(k)) is not int or pt[k] < 1:
-            return (f"field '{k}': want a positive integer, got "
-                    f"{json.dumps(pt.get(k))}")
+    for k, most in (("n", MAX_THREADS), ("r", MAX_THREADS), ("m", MAX_M)):
+        if type(pt.get(k)) is not int or not 1 <= pt[k] <= most:
+            return (f"field '{k}': want an integer from 1 to {most}, got "
+                    f"{json.dumps(pt.get(k))[:60]}")
+    if pt["n"] * pt["r"] > MAX_THREADS:
+        return f"fields 'n' and 'r': N*R is more than {MAX_THREADS} threads"
     secs = pt.get("seconds", [])
     if not isinstance(secs, list) or not all(
-            type(x) in (int, float) and 0 < x < math.inf for x in secs):
-        return (f"field 'seconds': want a list of positive numbers, got "
-                f"{json.dumps(secs)[:60]}")
+            type(x) in (int, float) and MIN_SECONDS <= x <= MAX_SECONDS
+            for x in secs):
+        return (f"field 'seconds': want a list of times from {MIN_SECONDS:g} "
+                f"to {MAX_SECONDS:g} s, got {json.dumps(secs)[:60]}")
     if pt["status"] == "ok" and not secs:
         return "field 'seconds': empty in an ok point"
     if not isinstance(pt.get("usched", ""), str):
@@ -226,6 +241,8 @@ def machine(results):
         return sweep.machine_info(), "read when the report was made"
     except (OSError, ValueError) as e:
         return None, f"{path}: cannot read it: {e}"
+    except RecursionError:
+        return None, f"{path}: cannot read it: nested too deep"
     if not isinstance(info, dict) or not isinstance(info.get("tools", {}),
                                                     dict):
         return None, (f"{path}: want a JSON object, with 'tools' one too, "
@@ -428,10 +445,17 @@ def main(argv=None):
         print(f"graph.py: cannot write {e.filename or opts.out}: "
               f"{e.strerror or e}", file=sys.stderr)
         return 1
-    for paths in images.values():
-        print("plot:", *paths)
-    print("report:", md)
-    print("table:", os.path.join(opts.out, "summary.csv"))
+    try:
+        for paths in images.values():
+            print("plot:", *paths)
+        print("report:", md)
+        print("table:", os.path.join(opts.out, "summary.csv"), flush=True)
+    except OSError as e:  # the files are written: only the list is lost
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if not isinstance(e, BrokenPipeError):
+            print(f"graph.py: cannot write to stdout: {e.strerror or e}",
+                  file=sys.stderr)
+        return 1
     return 0
 
 

@@ -263,6 +263,17 @@ BAD_POINTS = [  # (file text, what the error must name)
     (dict(FIXED[0], status=None), "field 'status'"),
     (dict(FIXED[0], usched={}), "field 'usched'"),
     (dict(FIXED[0], cpu=9000), "field 'cpu'"),
+    (dict(FIXED[0], label="$\\frac$"), "field 'label'"),
+    (dict(FIXED[0], label="_hidden"), "field 'label'"),
+    (dict(FIXED[0], label="a b"), "field 'label'"),
+    (dict(FIXED[0], n=10**400), "field 'n'"),
+    (dict(FIXED[0], r=10**200), "field 'r'"),
+    (dict(FIXED[0], m=2**41), "field 'm'"),
+    (dict(FIXED[0], n=2**20, r=2**13),
+     "fields 'n' and 'r': N*R is more than 4294967296 threads"),
+    (dict(FIXED[0], seconds=[10**400]), "field 'seconds'"),
+    (dict(FIXED[0], seconds=[5e-324]), "field 'seconds'"),
+    ("[" * 200000, "cannot read it: nested too deep"),
     ({"n": 2, "r": 8, "m": 1000, "status": "ok", "seconds": [1]},
      "field 'label'"),
     ([1, 2], "not a JSON object"),
@@ -286,7 +297,8 @@ def test_graph_bad(tmp):
               f"status {p.returncode}: {p.stderr}")
     for i, (bad, what) in enumerate((("[]", "want a JSON object"),
                                      ('{"tools": ["gcc"]}', "with 'tools'"),
-                                     ("{", "cannot read it"))):
+                                     ("{", "cannot read it"),
+                                     ("[" * 200000, "nested too deep"))):
         res = os.path.join(tmp, f"badm{i}")
         write_points(res, FIXED)
         with open(os.path.join(res, "machine.json"), "w") as f:
@@ -295,7 +307,7 @@ def test_graph_bad(tmp):
         check(p.returncode == 1 and p.stderr.count("\n") == 1
               and f"{res}/machine.json: " in p.stderr and what in p.stderr
               and not os.path.exists(os.path.join(res, "o")),
-              f"bad machine.json ({bad}): one line naming it, exit 1, "
+              f"bad machine.json ({bad[:20]}): one line naming it, exit 1, "
               "nothing written", f"status {p.returncode}: {p.stderr}")
     res, out = os.path.join(tmp, "good"), os.path.join(tmp, "file")
     write_points(res, FIXED)
@@ -305,6 +317,17 @@ def test_graph_bad(tmp):
     check(p.returncode == 1 and p.stderr == f"graph.py: --out {out} is not "
           "a directory\n", "--out naming a file: one line, exit 1",
           f"status {p.returncode}: {p.stderr}")
+    res = os.path.join(tmp, "good")
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, GRAPH, "--results", res, "--out",
+                            os.path.join(tmp, "out3")], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+    check(p.returncode == 1 and p.stderr.endswith(
+          "\ngraph.py: cannot write to stdout: No space left on device\n")
+          and "Traceback" not in p.stderr
+          and os.path.exists(os.path.join(tmp, "out3", "report.md")),
+          "stdout full: the report is written, its list is not: one line, "
+          "exit 1", p.stderr)
     res = os.path.join(tmp, "failed")
     write_points(res, [p for p in FIXED if p["status"] != "ok"])
     p = run(GRAPH, "--results", res, "--out", os.path.join(tmp, "out2"))
