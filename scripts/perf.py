@@ -46,9 +46,12 @@ def execute(argv, what=""):
     counting valgrind's own."""
     try:
         p = subprocess.run([str(a) for a in argv], capture_output=True,
-                           text=True, timeout=RUN_TIMEOUT)
+                           text=True, errors="replace", timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise Failed("%sno end after %d s" % (what, RUN_TIMEOUT))
+    except OSError as e:  # not executable, not a program
+        raise Failed("%scannot run %s: %s" % (
+            what, os.path.basename(str(argv[0])), e.strerror or e))
     check_exit(p.returncode, p.stderr, what)
     return p.stdout, p.stderr
 
@@ -330,7 +333,7 @@ def at_once(cmds, cpus):
     try:
         for c, cpu in zip(cmds, cpus):
             procs.append(subprocess.Popen(
-                command(c), text=True,
+                command(c), text=True, errors="replace",
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 preexec_fn=lambda cpu=cpu: os.sched_setaffinity(0, {cpu})))
         for p in procs:
@@ -338,6 +341,8 @@ def at_once(cmds, cpus):
     except subprocess.TimeoutExpired as e:
         raise Failed("%s: no end after %d s" % (
             os.path.basename(e.cmd[0]), RUN_TIMEOUT))
+    except OSError as e:
+        raise Failed("cannot run %s: %s" % (c[0], e.strerror or e))
     finally:  # none is left running, whatever failed
         for p in procs:
             if p.poll() is None:
@@ -381,8 +386,11 @@ def ring_p2(args):
 def ring_switches(n, r, m, d):
     """Switches of one ring run, and the most stack a thread saved."""
     err = run(["ring", "--sched", "ll", "-v", n, r, m, d, 1])[1]
-    return (int(grab(r"switches: (\d+)", err)),
-            int(grab(r"max stack (\d+) B", err)))
+    switches = int(grab(r"switches: (\d+)", err))
+    if switches == 0:
+        raise Failed("ring -v %d %d %d %d 1 counted no switches"
+                     % (n, r, m, d))
+    return switches, int(grab(r"max stack (\d+) B", err))
 
 
 def switch_rows(out, n):
@@ -485,12 +493,22 @@ def main():
                     help="where the programs are (default bench/bin)")
     args = ap.parse_args()
     BIN = args.bin
+    if sys.stdout is None:  # closed: the figures would go nowhere
+        print("perf: stdout is closed", file=sys.stderr)
+        return 1
     try:
         for part in (machine, switch, ring_n8, instructions, ring_n2, ring_p2,
                      extra_bytes, create, memory):
             part(args)
+        sys.stdout.flush()
     except Failed as e:
         print("perf: a usched benchmark failed: %s" % e, file=sys.stderr)
+        return 1
+    except OSError as e:  # stdout: full, or its reader left
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if not isinstance(e, BrokenPipeError):
+            print("perf: cannot write the figures: %s" % (e.strerror or e),
+                  file=sys.stderr)
         return 1
     return 0
 

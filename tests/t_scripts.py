@@ -1099,6 +1099,43 @@ def test_perf(tmp):
               "where a time was expected" in p.stdout,
               f"a peer that prints '{body}', no time, is reported in its "
               "column, and the run goes on", p.stdout + p.stderr)
+    # Programs that cannot run, or print bytes that are not UTF-8.
+    os.chmod(os.path.join(tmp, "ring-cpp"), 0o644)
+    fake_bin(tmp, "ring-boost", "printf '\\377\\376 1.0\\n'")
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-valgrind")
+    check(p.returncode == 0 and "Traceback" not in p.stderr
+          and "failed: cannot run ring-cpp: Permission denied" in p.stdout
+          and re.search(r"\n +2 .* 8\.0 = 1\.00x MISSED", p.stdout),
+          "a peer that cannot run is reported in its column; one that "
+          "prints bytes not in UTF-8 is read all the same",
+          p.stdout + p.stderr)
+    fake_bin(tmp, "ring-cpp", PERF_FAKES["ring-cpp"])
+    fake_bin(tmp, "ring-boost", PERF_FAKES["ring-boost"])
+    os.chmod(os.path.join(tmp, "ring-lto"), 0o644)
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-valgrind")
+    check(p.returncode == 1 and p.stderr == "perf: a usched benchmark "
+          "failed: cannot run ring-lto: Permission denied\n",
+          "a usched program that cannot run: one line, exit 1", p.stderr)
+    fake_bin(tmp, "ring-lto", PERF_FAKES["ring-lto"])
+    fake_bin(tmp, "ring", PERF_FAKES["ring"].replace("switches: 1000",
+                                                     "switches: 0"))
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-valgrind")
+    check(p.returncode == 1 and p.stderr.endswith(
+          "counted no switches\n") and "Traceback" not in p.stderr,
+          "a ring that counts no switches: said, exit 1 (no division by "
+          "zero)", p.stderr)
+    fake_bin(tmp, "ring", PERF_FAKES["ring"])
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, PERF, "--bin", tmp, "--runs", "1",
+                            "--rs", "2", "--no-valgrind"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=300,
+                           env=env)
+    check(p.returncode == 1 and p.stderr == "perf: cannot write the "
+          "figures: No space left on device\n",
+          "stdout full: one line, exit 1", p.stderr)
     p = run_perf(env, "--bin", os.path.join(tmp, "nowhere"))
     check(p.returncode == 1 and "not built: " +
           os.path.join(tmp, "nowhere", "switch") in p.stderr,
