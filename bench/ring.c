@@ -330,11 +330,13 @@ static unsigned ring_setup(int argc, char **argv)
 static int ring_spawn(const char *prog)
 {
 	const struct ring_args *a = &ring.r_args;
+	int rc = ring.r_ops->so_init(a->ra_p, a->ra_threads);
 
-	if (ring.r_ops->so_init(a->ra_p, a->ra_threads)) {
+	if (rc != 0) {
 		fprintf(stderr, "%s: cannot set up %llu threads on %llu "
-			"processors\n", prog, (unsigned long long)a->ra_threads,
-			(unsigned long long)a->ra_p);
+			"processors: %s\n", prog,
+			(unsigned long long)a->ra_threads,
+			(unsigned long long)a->ra_p, strerror(-rc));
 		return -1;
 	}
 	for (uint64_t t = 0; t < a->ra_threads; t++) {
@@ -372,8 +374,8 @@ int main(int argc, char **argv)
 {
 	const char *prog = argv[0];
 	const struct ring_args *a = &ring.r_args;
+	unsigned flags = ring_setup(argc, argv);	/* -h first */
 	int fault = fault_wanted(prog), rc;
-	unsigned flags = ring_setup(argc, argv);
 	double secs = bench_seconds();
 
 	if (ring_spawn(prog) != 0)

@@ -9,9 +9,11 @@
 #include "args.h"
 #include "common.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] =
 	"[--sched rr|ll] [LEAVES [P]]\n"
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
 {
 	uint64_t leaves = 1000000, procs = 1, nodes;
 	double secs;
-	int i = bench_options(argc, argv, usage, "ll", 0, &ops, 0, NULL);
+	int i = bench_options(argc, argv, usage, "ll", 0, &ops, 0, NULL), rc;
 
 	if (argc - i > 2)
 		usage_fail(argv[0], usage, "too many arguments");
@@ -112,10 +114,14 @@ int main(int argc, char **argv)
 	}
 	tree[0].n_leaves = leaves;
 	secs = bench_seconds();
-	if (ops->so_init(procs, 1000) != 0 ||
-	    ops->so_spawn(node, &tree[0], 0) == NULL ||
-	    ops->so_start() != 0 || ops->so_fini() != 0) {
-		fprintf(stderr, "%s: cannot run the scheduler\n", argv[0]);
+	rc = ops->so_init(procs, 1000);
+	if (rc == 0 && ops->so_spawn(node, &tree[0], 0) == NULL)
+		rc = -errno;
+	if (rc == 0 && (rc = ops->so_start()) == 0)
+		rc = ops->so_fini();
+	if (rc != 0) {
+		fprintf(stderr, "%s: cannot run the scheduler: %s\n", argv[0],
+			strerror(-rc));
 		return 1;
 	}
 	secs = bench_seconds() - secs;

@@ -73,6 +73,16 @@ for run in "ring 4 3 10 0 1" "skynet 100 2"; do
 	ok $? "USCHED_PIN=yes: ${run%% *} names the variable and what it must be"
 done
 USCHED_PIN= expect 0 ring 4 3 10 0 1
+out=$(USCHED_RING_FAULT=x timeout 120 "$bin/ring" --help 2>"$err")
+[ $? = 0 ] && [[ $out == usage:* ]] && ! [ -s "$err" ]
+ok $? "USCHED_RING_FAULT=x ring --help: the usage all the same, exit 0"
+# 1024 processors' native threads in 400 MB of address space: they fail
+# to start, and the programs say why.
+for run in "skynet 10 1024" "ring 2 1 1 0 1024"; do
+	(ulimit -v 400000; exec timeout 120 "$bin/"$run) >/dev/null 2>"$err"
+	[ $? = 1 ] && grep -q "cannot run the .*: Resource temporarily" "$err"
+	ok $? "$run under a 400 MB limit: exit 1, with the reason"
+done
 expect 0 ring -v -f 4 3 10 0 1
 # What scripts/perf.py reads from ring -v.
 timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&
