@@ -517,17 +517,12 @@ static int turn_fail_a(size_t size, void *caller)
 	return 1;
 }
 
-static void turn_noop(void *arg)
-{
-	(void)arg;
-}
-
 static void *turn_spawn_a(void *failed)
 {
 	void *t;
 
 	turn_in_a = 1;
-	t = ops->so_spawn(turn_noop, NULL, 0);
+	t = ops->so_spawn(tsched_nop, NULL, 0);
 	turn_in_a = 0;
 	*(int *)failed = t == NULL && errno == ENOMEM;
 	return NULL;
@@ -545,12 +540,12 @@ static void test_turn_kept(void)
 	require(pthread_create(&a, NULL, turn_spawn_a, &a_failed) == 0);
 	while (!__atomic_load_n(&turn_a_waiting, __ATOMIC_ACQUIRE))
 		sched_yield();
-	require(ops->so_spawn(turn_noop, NULL, 0) != NULL);
+	require(ops->so_spawn(tsched_nop, NULL, 0) != NULL);
 	__atomic_store_n(&turn_b_done, 1, __ATOMIC_RELEASE);
 	require(pthread_join(a, NULL) == 0);
 	tmalloc_hook = NULL;
 	for (int i = 0; i < 2; i++)
-		require(ops->so_spawn(turn_noop, NULL, 0) != NULL);
+		require(ops->so_spawn(tsched_nop, NULL, 0) != NULL);
 	require(ops->so_fini() == 0);
 	require(tsched_stats_sum(ops, st, 3) == 3);
 	ok(a_failed && st[0].ss_switches == 1 && st[1].ss_switches == 1 &&

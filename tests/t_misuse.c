@@ -65,11 +65,6 @@ static void plain_free(struct usched *s, void *buf, int size)
 	free(buf);
 }
 
-static void nothing(void *arg)
-{
-	(void)arg;
-}
-
 /*
  * Runs a dispatcher whose s_next returns u twice. If init, u is set up
  * first, for owner or (if NULL) for this dispatcher.
@@ -80,7 +75,7 @@ static void run_returning(struct ustack *u, int init, struct usched *owner)
 			    .s_free = plain_free };
 
 	if (init)
-		ustack_init(u, owner != NULL ? owner : &s, nothing, NULL,
+		ustack_init(u, owner != NULL ? owner : &s, tsched_nop, NULL,
 			    NULL, 0);
 	zombie = u;
 	usched_run(&s);

@@ -5,15 +5,14 @@
  * wake that must get through to a processor that is never idle (its
  * threads waking each other, or only spawning), the order of a spawn and
  * a wake, counters read while the processors run (and where a wake
- * counts), idle processors and termination, calls
- * out of order and from the wrong thread, spawning from threads and from
- * native threads (during fini too), a failed spawn (it takes no
- * processor's turn), and the memory spawning takes, buffers across the
- * largest class, wakes during fini, a million threads, a shared
- * floating-point control state (sched_set_share_fpctl), the order of
- * spawns and wakes from a native thread.
+ * counts), idle processors, calls out of order and from the wrong thread,
+ * spawning from threads and from native threads, a failed spawn (it takes
+ * no processor's turn), and the memory spawning takes, buffers across the
+ * largest class, a million threads, a shared floating-point control state
+ * (sched_set_share_fpctl), the order of spawns and wakes from a native
+ * thread. Pinning is t_pin's, fini and start against what runs beside
+ * them t_fini's.
  */
-#define _GNU_SOURCE	/* sched_getaffinity */
 #include "../ll.h"
 #include "../rr.h"
 #include "tap.h"
@@ -26,7 +25,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -435,18 +433,6 @@ static void test_share_fpctl(void)
 	   "state, it has its waker's", ops->so_name);
 }
 
-/* A thread that counts its run in the long at arg. */
-static void count_run(void *arg)
-{
-	__atomic_fetch_add((long *)arg, 1, __ATOMIC_RELAXED);
-}
-
-/* A wake of a finished thread is reported. */
-static void quick(void *arg)
-{
-	(void)arg;
-}
-
 /*
  * A spawn that fails takes no processor's turn: the first thread after it
  * runs on processor 0, as the first after init does.
@@ -458,7 +444,7 @@ static void test_failed_spawn_turn(void)
 	require(ops->so_init(2, 1) == 0);
 	errno = 0;
 	require(ops->so_spawn(NULL, NULL, 0) == NULL && errno == EINVAL);
-	require(ops->so_spawn(quick, NULL, 0) != NULL);
+	require(ops->so_spawn(tsched_nop, NULL, 0) != NULL);
 	require(ops->so_fini() == 0);
 	require(tsched_stats_sum(ops, st, 2) == 2);
 	ok(st[0].ss_switches == 1 && st[1].ss_switches == 0, "%s: a failed "
@@ -483,11 +469,11 @@ static void test_wake_finished(void)
 	int rc;
 
 	require(ops->so_init(2, 2) == 0);
-	finished = ops->so_spawn(quick, NULL, 0);
+	finished = ops->so_spawn(tsched_nop, NULL, 0);
 	waker = ops->so_spawn(wake_finished, NULL, 1);
 	require(finished != NULL && waker != NULL);
 	require(ops->so_start() == 0);
-	/* Until `quick` has ended, the wakes are kept as permits. */
+	/* Until that thread has ended, the wakes are kept as permits. */
 	tap_watchdog(60, "%s: wakes of a finished thread never fail",
 		     ops->so_name);
 	while ((rc = ops->so_wake(finished)) == 0)
@@ -507,7 +493,7 @@ static void test_wake_finished(void)
 
 /*
  * The same from a thread of its own processor: -ESRCH, and no wake-up
- * counted. On one processor, `quick` has ended before the waker runs.
+ * counted. On one processor, the thread has ended before the waker runs.
  */
 static void wake_finished_here(void *arg)
 {
@@ -533,7 +519,7 @@ static void test_wake_finished_here(void)
 	struct sched_stats st;
 
 	finished_rc = 0;
-	run_wake_of(quick, 1, 0);
+	run_wake_of(tsched_nop, 1, 0);
 	require(ops->so_stats(0, &st) == 0);
 	ok(finished_rc == -ESRCH && st.ss_local_wakes == 0,
 	   "%s: waking a finished thread from its own processor: -ESRCH (got "
@@ -811,7 +797,7 @@ static void fresh_check(void *arg)
 static void fresh_parent(void *arg)
 {
 	(void)arg;
-	ops->so_spawn(quick, NULL, 0);
+	ops->so_spawn(tsched_nop, NULL, 0);
 	fresh_old = ops->so_spawn(fresh_leave, ops->so_self(), 0);
 	ops->so_wait();		/* fresh_leave has ended when this returns */
 	fresh_new = ops->so_spawn(fresh_wait, NULL, 0);
@@ -903,12 +889,13 @@ static void test_misc(void)
 	   "%s: spawn of a NULL function: NULL, EINVAL", ops->so_name);
 	errno = 0;
 	if (ops == &ll_ops)
-		ok(ops->so_spawn(quick, NULL, -1) == NULL && errno == EINVAL,
+		ok(ops->so_spawn(tsched_nop, NULL, -1) == NULL &&
+		   errno == EINVAL,
 		   "ll: spawn in a negative group: NULL, EINVAL");
 	else
-		ok(ops->so_spawn(quick, NULL, -1) != NULL,
+		ok(ops->so_spawn(tsched_nop, NULL, -1) != NULL,
 		   "rr: the group is ignored, a negative one too");
-	ok(ops->so_spawn(quick, NULL, 0) != NULL && ops->so_fini() == 0,
+	ok(ops->so_spawn(tsched_nop, NULL, 0) != NULL && ops->so_fini() == 0,
 	   "%s: and the scheduler goes on", ops->so_name);
 
 	require(ops->so_init(2, 0) == 0);
@@ -939,13 +926,13 @@ static void test_misc(void)
 
 	require(ops->so_init(4, 1) == 0);
 	require(ops->so_start() == 0);
-	require(ops->so_spawn(quick, NULL, 0) != NULL);
+	require(ops->so_spawn(tsched_nop, NULL, 0) != NULL);
 	ok(ops->so_fini() == 0, "%s: fini returns though 3 of 4 processors "
 	   "never got a thread", ops->so_name);
 	require(ops->so_stats(0, &st) == 0);
 	ok(st.ss_switches == 1, "%s: an init's first thread runs on processor "
 	   "0 (%lu switches there)", ops->so_name, st.ss_switches);
-	ok(ops->so_spawn(quick, NULL, 0) == NULL && errno == EINVAL,
+	ok(ops->so_spawn(tsched_nop, NULL, 0) == NULL && errno == EINVAL,
 	   "%s: spawn after fini: NULL, EINVAL", ops->so_name);
 
 	require(ops->so_init(2, 1) == 0);
@@ -976,7 +963,7 @@ static void test_before_init(void)
 
 	errno = 0;
 	ok(start == -EINVAL && fini == -EINVAL && stats == -EINVAL &&
-	   ops->so_spawn(quick, NULL, 0) == NULL && errno == EINVAL,
+	   ops->so_spawn(tsched_nop, NULL, 0) == NULL && errno == EINVAL,
 	   "%s: before init: start, fini and stats -EINVAL (got %d, %d, %d), "
 	   "spawn NULL with EINVAL", ops->so_name, start, fini, stats);
 }
@@ -998,436 +985,6 @@ static void test_sleeps(void)
 	require(ops->so_fini() == 0);
 	ok(st.ss_sleeps > 0, "%s: an idle processor sleeps and counts it",
 	   ops->so_name);
-}
-
-/*
- * USCHED_PIN: "0" or "1", unset or empty for the default, else -EINVAL
- * from init (before anything is spawned) and from start.
- */
-static void test_pin_env(void)
-{
-	int bad_init, bad, empty, off;
-
-	setenv("USCHED_PIN", "yes", 1);
-	bad_init = ops->so_init(2, 1);
-	unsetenv("USCHED_PIN");
-	require(ops->so_init(2, 1) == 0);
-	setenv("USCHED_PIN", "yes", 1);
-	bad = ops->so_start();
-	setenv("USCHED_PIN", "", 1);
-	empty = ops->so_start();
-	require(ops->so_fini() == 0);
-	require(ops->so_init(1, 1) == 0);
-	setenv("USCHED_PIN", "0", 1);
-	off = ops->so_start();
-	unsetenv("USCHED_PIN");
-	require(ops->so_spawn(quick, NULL, 0) != NULL);
-	require(ops->so_fini() == 0);
-	ok(bad_init == -EINVAL && bad == -EINVAL && empty == 0 && off == 0,
-	   "%s: USCHED_PIN=yes: init and start -EINVAL (got %d, %d), empty: "
-	   "as unset (got %d), 0: runs (got %d)", ops->so_name, bad_init, bad,
-	   empty, off);
-}
-
-/*
- * sched_set_pinning: with it on, each processor's native thread may run on
- * one CPU, and two processors on two CPUs when there are two; processors
- * past the CPUs start over from the first. Off, on all the process may
- * use. One thread per processor (rr spreads them in turn, ll puts group i
- * on processor i) reads its affinity.
- */
-enum { PIN_MAX = 65 };
-static int pin_cpus[PIN_MAX], pin_first[PIN_MAX];
-
-static void pin_probe(void *arg)
-{
-	long i = (long)arg;
-	cpu_set_t set;
-
-	require(sched_getaffinity(0, sizeof set, &set) == 0);
-	pin_cpus[i] = CPU_COUNT(&set);
-	for (pin_first[i] = 0; !CPU_ISSET(pin_first[i], &set); pin_first[i]++)
-		;
-}
-
-/* Runs the probes on procs processors; 1 if each saw want CPUs. */
-static int pin_run_on(int on, int want, int procs)
-{
-	int each = 1;
-
-	sched_set_pinning(on);
-	require(ops->so_init(procs, procs) == 0);
-	for (long i = 0; i < procs; i++)
-		require(ops->so_spawn(pin_probe, (void *)i, (int)i) != NULL);
-	require(ops->so_fini() == 0);
-	for (int i = 0; i < procs; i++)
-		each &= pin_cpus[i] == want;
-	return each;
-}
-
-static int pin_run(int on, int want)
-{
-	return pin_run_on(on, want, 2);
-}
-
-static void test_pinning(void)
-{
-	cpu_set_t all;
-	int n, on, apart, wraps, off;
-
-	require(sched_getaffinity(0, sizeof all, &all) == 0);
-	n = CPU_COUNT(&all);
-	on = pin_run_on(1, 1, n < PIN_MAX ? n + 1 : PIN_MAX);
-	apart = n < 2 || pin_first[0] != pin_first[1];
-	wraps = n >= PIN_MAX || pin_first[n] == pin_first[0];
-	off = pin_run(0, n);
-	sched_set_pinning(-1);
-	ok(on && apart && wraps && off, "%s: pinning on: one CPU a "
-	   "processor, two apart%s, and the one past the %d CPUs on the "
-	   "first's; off: all %d (got %d, %d)", ops->so_name,
-	   n < 2 ? " (one CPU here: not checked)" : "", n, n, pin_cpus[0],
-	   pin_cpus[1]);
-}
-
-/*
- * Without sched_set_pinning, USCHED_PIN decides: "1" pins, "0" does not.
- * A call to it wins over USCHED_PIN, which is then not read at all.
- */
-static void test_pin_precedence(void)
-{
-	cpu_set_t all;
-	int n, env_on, env_off, call_off, bad_unread;
-
-	require(sched_getaffinity(0, sizeof all, &all) == 0);
-	n = CPU_COUNT(&all);
-	setenv("USCHED_PIN", "1", 1);
-	env_on = pin_run(-1, 1);
-	call_off = pin_run(0, n);
-	setenv("USCHED_PIN", "0", 1);
-	env_off = pin_run(-1, n);
-	setenv("USCHED_PIN", "yes", 1);
-	sched_set_pinning(0);
-	bad_unread = ops->so_init(1, 1) == 0 && ops->so_start() == 0 &&
-		     ops->so_fini() == 0;
-	unsetenv("USCHED_PIN");
-	sched_set_pinning(-1);
-	ok(env_on && env_off && call_off && bad_unread, "%s: USCHED_PIN=1 "
-	   "pins, 0 does not; sched_set_pinning(0) wins over USCHED_PIN=1 and "
-	   "over a bad one%s (%d, %d, %d, %d)", ops->so_name, n < 2 ?
-	   " (one CPU here: pinned or not looks the same)" : "", env_on,
-	   env_off, call_off, bad_unread);
-}
-
-/*
- * Spawns from a native thread while fini runs: each either fails (EINVAL,
- * and the spawner stops) or its thread runs before fini returns.
- */
-enum { LATE_MAX = 20000 };
-static long late_ran;
-
-static void *late_spawner(void *arg)
-{
-	long *spawned = arg;
-
-	for (int i = 0; i < LATE_MAX; i++) {
-		if (ops->so_spawn(count_run, &late_ran, i) == NULL)
-			return (void *)(long)errno;
-		++*spawned;
-	}
-	return NULL;
-}
-
-static void test_spawn_during_fini(void)
-{
-	int rounds = (int)(test_threads(1000000) / 10000), bad = 0, cut = 0;
-	long spawned_all = 0;
-
-	tap_watchdog(120, "%s: fini racing with spawns hangs", ops->so_name);
-	for (int r = 0; r < rounds; r++) {
-		long spawned = 0;
-		pthread_t th;
-		void *err;
-
-		late_ran = 0;
-		require(ops->so_init(2, 0) == 0 && ops->so_start() == 0);
-		require(pthread_create(&th, NULL, late_spawner,
-				       &spawned) == 0);
-		usleep(r % 10 * 100);
-		require(ops->so_fini() == 0);
-		pthread_join(th, &err);
-		bad += (err != NULL && (long)err != EINVAL) ||
-		       late_ran != spawned;
-		cut += err != NULL;
-		spawned_all += spawned;
-	}
-	tap_watchdog_off();
-	ok(bad == 0, "%s: %d fini racing with spawns from a native thread "
-	   "(%d cut short by fini, %ld spawned): each thread ran, or its "
-	   "spawn said EINVAL; %d rounds wrong", ops->so_name, rounds, cut,
-	   spawned_all, bad);
-}
-
-/*
- * A wake from a native thread while fini waits for its target, the last
- * thread: the wake lets it end, fini then frees the structs, and the wake
- * must be done with its target first (ASan sees it if not). Every other
- * round, the waker is a thread of the other scheduler.
- */
-static void *fini_wakee;
-static int fini_entered, fini_wake_rc;
-
-static void fini_child(void *arg)
-{
-	(void)arg;
-	__atomic_store_n(&fini_wakee, ops->so_self(), __ATOMIC_RELEASE);
-	ops->so_wait();
-}
-
-static void *fini_waker(void *arg)
-{
-	while (!__atomic_load_n(&fini_entered, __ATOMIC_ACQUIRE))
-		sched_yield();
-	usleep(200 + (long)arg % 4 * 50);
-	fini_wake_rc = ops->so_wake(fini_wakee);
-	return NULL;
-}
-
-static void fini_waker_thread(void *arg)
-{
-	fini_waker(arg);
-}
-
-static void test_wake_during_fini(void)
-{
-	const struct sched_ops *other = ops == &ll_ops ? &rr_ops : &ll_ops;
-	long bad = 0;
-#ifdef TAP_ASAN
-	long rounds = 2000;	/* the window is small */
-#else
-	long rounds = test_threads(50000) / 100;
-#endif
-
-	tap_watchdog(120, "%s: wakes during fini hang", ops->so_name);
-	for (long r = 0; r < rounds; r++) {
-		pthread_t w;
-
-		fini_wakee = NULL;
-		fini_entered = 0;
-		require(ops->so_init(2, 1) == 0 &&
-			ops->so_spawn(fini_child, NULL, 1) != NULL &&
-			ops->so_start() == 0);
-		while (__atomic_load_n(&fini_wakee, __ATOMIC_ACQUIRE) == NULL)
-			sched_yield();
-		if (r % 2 == 0)
-			require(pthread_create(&w, NULL, fini_waker,
-					       (void *)r) == 0);
-		else
-			require(other->so_init(1, 1) == 0 &&
-				other->so_spawn(fini_waker_thread, (void *)r,
-						0) != NULL &&
-				other->so_start() == 0);
-		__atomic_store_n(&fini_entered, 1, __ATOMIC_RELEASE);
-		require(ops->so_fini() == 0);
-		if (r % 2 == 0)
-			pthread_join(w, NULL);
-		else
-			require(other->so_fini() == 0);
-		bad += fini_wake_rc != 0;
-	}
-	tap_watchdog_off();
-	ok(bad == 0, "%s: %ld wakes from a native thread or a thread of %s "
-	   "that let fini end: each 0, %ld not", ops->so_name, rounds,
-	   other->so_name, bad);
-}
-
-/*
- * Threads that outlive the thread that spawned them, which came from a
- * native thread: fini waits for them. A processor counts the threads it
- * spawns for itself apart from those spawned elsewhere, and a thread that
- * ends takes from either count; here the parent, counted with those from
- * elsewhere, ends first, and its children wait until a native thread
- * wakes them while fini runs.
- */
-enum { ORPHANS = 3 };
-static void *orphan[ORPHANS];
-static long orphans_done;
-
-static void orphan_child(void *arg)
-{
-	__atomic_store_n(&orphan[(long)arg], ops->so_self(), __ATOMIC_RELEASE);
-	if (ops->so_wait() == 0)
-		__atomic_fetch_add(&orphans_done, 1, __ATOMIC_RELAXED);
-}
-
-static void orphan_parent(void *arg)
-{
-	(void)arg;
-	for (long k = 0; k < ORPHANS; k++)
-		if (ops->so_spawn(orphan_child, (void *)k, 0) == NULL)
-			return;
-}
-
-static void *orphan_waker(void *arg)
-{
-	long *failed = arg;
-
-	while (!__atomic_load_n(&fini_entered, __ATOMIC_ACQUIRE))
-		sched_yield();
-	/* One at a time: the processor idles between, and must not stop. */
-	for (long k = 0; k < ORPHANS; k++) {
-		usleep(10000);
-		*failed += ops->so_wake(orphan[k]) != 0;
-	}
-	return NULL;
-}
-
-static void test_orphans_fini(void)
-{
-	long failed = 0, ready;
-	pthread_t w;
-
-	memset(orphan, 0, sizeof orphan);
-	orphans_done = 0;
-	fini_entered = 0;
-	tap_watchdog(60, "%s: fini with orphans hangs", ops->so_name);
-	require(ops->so_init(1, 0) == 0 &&
-		ops->so_spawn(orphan_parent, NULL, 0) != NULL &&
-		ops->so_start() == 0);
-	do {	/* every child is there and waits */
-		sched_yield();
-		ready = 0;
-		for (long k = 0; k < ORPHANS; k++)
-			ready += __atomic_load_n(&orphan[k],
-						 __ATOMIC_ACQUIRE) != NULL;
-	} while (ready < ORPHANS);
-	require(pthread_create(&w, NULL, orphan_waker, &failed) == 0);
-	__atomic_store_n(&fini_entered, 1, __ATOMIC_RELEASE);
-	require(ops->so_fini() == 0);
-	pthread_join(w, NULL);
-	tap_watchdog_off();
-	ok(orphans_done == ORPHANS && failed == 0, "%s: %d threads outlive "
-	   "their parent from a native thread; fini waits until they are "
-	   "woken and end: %ld ended, %ld wakes failed", ops->so_name,
-	   ORPHANS, orphans_done, failed);
-}
-
-/*
- * fini from two native threads at once, while a thread keeps the
- * processors busy for a while: one fini waits and returns 0, the other
- * returns -EINVAL at once (it used to join the processors a second time,
- * and hang or worse).
- */
-static int fini_pair_rc[2];
-static long fini_pair_in;
-
-static void fini_pair_busy(void *arg)
-{
-	(void)arg;
-	/* both fini calls come in while this runs, or soon after */
-	while (__atomic_load_n(&fini_pair_in, __ATOMIC_ACQUIRE) < 2 &&
-	       ops->so_wake(ops->so_self()) == 0 && ops->so_wait() == 0)
-		;
-	usleep(20000);
-}
-
-static void *fini_pair(void *arg)
-{
-	__atomic_add_fetch(&fini_pair_in, 1, __ATOMIC_ACQ_REL);
-	fini_pair_rc[(long)arg] = ops->so_fini();
-	return NULL;
-}
-
-static void test_fini_concurrent(void)
-{
-	int bad = 0, rounds = 20;
-
-	tap_watchdog(60, "%s: two fini calls at once hang", ops->so_name);
-	for (int r = 0; r < rounds; r++) {
-		pthread_t th[2];
-
-		fini_pair_in = 0;
-		require(ops->so_init(2, 1) == 0 &&
-			ops->so_spawn(fini_pair_busy, NULL, 0) != NULL &&
-			ops->so_start() == 0);
-		for (long i = 0; i < 2; i++)
-			require(pthread_create(&th[i], NULL, fini_pair,
-					       (void *)i) == 0);
-		for (int i = 0; i < 2; i++)
-			pthread_join(th[i], NULL);
-		bad += fini_pair_rc[0] + fini_pair_rc[1] != -EINVAL;
-	}
-	tap_watchdog_off();
-	ok(bad == 0, "%s: %d rounds of fini from two native threads at once: "
-	   "one 0, the other -EINVAL; %d rounds wrong", ops->so_name, rounds,
-	   bad);
-}
-
-/*
- * start from two native threads at once, or start against fini: a
- * processor must be started once (two starts used to start it twice, and
- * its second native thread stopped the program). Two starts: one 0, the
- * other -EALREADY. Start against fini: fini 0, start 0 (first),
- * -EALREADY (after fini started them) or -EINVAL (once fini was called).
- */
-static pthread_barrier_t ctl_pair_line;
-static int ctl_pair_rc[2];
-static long ctl_pair_ran;
-
-/* arg: 0 or 1, start, its result in ctl_pair_rc[arg]; 2: fini, in [0]. */
-static void *ctl_pair(void *arg)
-{
-	long k = (long)arg;
-
-	pthread_barrier_wait(&ctl_pair_line);
-	ctl_pair_rc[k % 2] = k == 2 ? ops->so_fini() : ops->so_start();
-	return NULL;
-}
-
-enum { CTL_PROCS = 4, CTL_KIDS = 8 };
-
-/*
- * A fresh scheduler with CTL_KIDS threads to run, then two native threads
- * at once: first (0 or 2, see ctl_pair) and start.
- */
-static void ctl_pair_run(long first)
-{
-	pthread_t th[2];
-
-	require(ops->so_init(CTL_PROCS, CTL_KIDS) == 0);
-	for (int k = 0; k < CTL_KIDS; k++)
-		require(ops->so_spawn(count_run, &ctl_pair_ran, k) != NULL);
-	require(pthread_barrier_init(&ctl_pair_line, NULL, 2) == 0);
-	require(pthread_create(&th[0], NULL, ctl_pair, (void *)first) == 0 &&
-		pthread_create(&th[1], NULL, ctl_pair, (void *)1L) == 0);
-	pthread_join(th[0], NULL);
-	pthread_join(th[1], NULL);
-	pthread_barrier_destroy(&ctl_pair_line);
-}
-
-static void test_start_concurrent(void)
-{
-	int rounds = 30, bad_starts = 0, bad_fini = 0, s;
-
-	ctl_pair_ran = 0;
-	for (int r = 0; r < rounds; r++) {
-		ctl_pair_run(0);
-		bad_starts += ctl_pair_rc[0] + ctl_pair_rc[1] != -EALREADY;
-		bad_fini += ops->so_fini() != 0;
-	}
-	for (int r = 0; r < rounds; r++) {
-		ctl_pair_run(2);
-		s = ctl_pair_rc[1];
-		bad_fini += ctl_pair_rc[0] != 0 ||
-			    (s != 0 && s != -EALREADY && s != -EINVAL);
-	}
-	ok(bad_starts == 0, "%s: %d rounds of start from two native threads "
-	   "at once: one 0, the other -EALREADY; %d rounds wrong",
-	   ops->so_name, rounds, bad_starts);
-	ok(bad_fini == 0 && ctl_pair_ran == 2L * rounds * CTL_KIDS,
-	   "%s: %d rounds of start against fini: fini 0, start 0, -EALREADY "
-	   "or -EINVAL, every thread ran once (%d wrong, %ld of %d ran)",
-	   ops->so_name, rounds, bad_fini, ctl_pair_ran,
-	   2 * rounds * CTL_KIDS);
 }
 
 /*
@@ -1797,7 +1354,7 @@ static void test_sparse_memory(void)
 	require(before > 0);
 	require(ops->so_init(SPARSE_PROCS, SPARSE_THREADS) == 0);
 	for (int i = 0; i < SPARSE_THREADS; i++)
-		require(ops->so_spawn(quick, NULL, i) != NULL);
+		require(ops->so_spawn(tsched_nop, NULL, i) != NULL);
 	grew = resident() - before;
 	require(ops->so_fini() == 0);
 	ok(grew < 32L << 20, "%s: %d threads on %d processors take %ld KiB "
@@ -1932,15 +1489,7 @@ int main(void)
 		test_share_fpctl();
 		test_misc();
 		test_sleeps();
-		test_pin_env();
-		test_pinning();
-		test_pin_precedence();
 		test_wake_reuse();
-		test_spawn_during_fini();
-		test_wake_during_fini();
-		test_orphans_fini();
-		test_fini_concurrent();
-		test_start_concurrent();
 		test_spawn_elsewhere_reuse();
 		test_spawn_onto_sleeper();
 		test_piled_wakes_reuse();

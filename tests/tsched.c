@@ -95,6 +95,11 @@ struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg)
 	return tsched_spawn_buf(ts, f, arg, NULL, 0);
 }
 
+void tsched_nop(void *arg)
+{
+	(void)arg;
+}
+
 struct tthread *tsched_self(void)
 {
 	return (struct tthread *)ustack_self();

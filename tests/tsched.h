@@ -29,6 +29,8 @@ struct tthread *tsched_spawn(struct tsched *ts, void (*f)(void *), void *arg);
 /* The same, with ustack_init's stack buffer and its size. */
 struct tthread *tsched_spawn_buf(struct tsched *ts, void (*f)(void *),
 				 void *arg, void *stack, int len);
+/* A thread's function that returns at once, for threads only counted. */
+void tsched_nop(void *arg);
 /*
  * Blocks until woken (a wake before the wait is kept). Returns
  * ustack_block's code.

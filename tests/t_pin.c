@@ -1,0 +1,147 @@
+/*
+ * Pinning of the schedulers' processors to CPUs: USCHED_PIN ("0", "1",
+ * unset or empty, anything else refused by init and start), which CPUs
+ * the processors run on, and sched_set_pinning() against USCHED_PIN.
+ */
+#define _GNU_SOURCE	/* sched_getaffinity */
+#include "../sched/sched.h"
+#include "tap.h"
+#include "tsched.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+
+static const struct sched_ops *ops;
+
+/*
+ * USCHED_PIN: "0" or "1", unset or empty for the default, else -EINVAL
+ * from init (before anything is spawned) and from start.
+ */
+static void test_pin_env(void)
+{
+	int bad_init, bad, empty, off;
+
+	setenv("USCHED_PIN", "yes", 1);
+	bad_init = ops->so_init(2, 1);
+	unsetenv("USCHED_PIN");
+	require(ops->so_init(2, 1) == 0);
+	setenv("USCHED_PIN", "yes", 1);
+	bad = ops->so_start();
+	setenv("USCHED_PIN", "", 1);
+	empty = ops->so_start();
+	require(ops->so_fini() == 0);
+	require(ops->so_init(1, 1) == 0);
+	setenv("USCHED_PIN", "0", 1);
+	off = ops->so_start();
+	unsetenv("USCHED_PIN");
+	require(ops->so_spawn(tsched_nop, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(bad_init == -EINVAL && bad == -EINVAL && empty == 0 && off == 0,
+	   "%s: USCHED_PIN=yes: init and start -EINVAL (got %d, %d), empty: "
+	   "as unset (got %d), 0: runs (got %d)", ops->so_name, bad_init, bad,
+	   empty, off);
+}
+
+/*
+ * sched_set_pinning: with it on, each processor's native thread may run on
+ * one CPU, and two processors on two CPUs when there are two; processors
+ * past the CPUs start over from the first. Off, on all the process may
+ * use. One thread per processor (rr spreads them in turn, ll puts group i
+ * on processor i) reads its affinity.
+ */
+enum { PIN_MAX = 65 };
+static int pin_cpus[PIN_MAX], pin_first[PIN_MAX];
+
+static void pin_probe(void *arg)
+{
+	long i = (long)arg;
+	cpu_set_t set;
+
+	require(sched_getaffinity(0, sizeof set, &set) == 0);
+	pin_cpus[i] = CPU_COUNT(&set);
+	for (pin_first[i] = 0; !CPU_ISSET(pin_first[i], &set); pin_first[i]++)
+		;
+}
+
+/* Runs the probes on procs processors; 1 if each saw want CPUs. */
+static int pin_run_on(int on, int want, int procs)
+{
+	int each = 1;
+
+	sched_set_pinning(on);
+	require(ops->so_init(procs, procs) == 0);
+	for (long i = 0; i < procs; i++)
+		require(ops->so_spawn(pin_probe, (void *)i, (int)i) != NULL);
+	require(ops->so_fini() == 0);
+	for (int i = 0; i < procs; i++)
+		each &= pin_cpus[i] == want;
+	return each;
+}
+
+static int pin_run(int on, int want)
+{
+	return pin_run_on(on, want, 2);
+}
+
+static void test_pinning(void)
+{
+	cpu_set_t all;
+	int n, on, apart, wraps, off;
+
+	require(sched_getaffinity(0, sizeof all, &all) == 0);
+	n = CPU_COUNT(&all);
+	on = pin_run_on(1, 1, n < PIN_MAX ? n + 1 : PIN_MAX);
+	apart = n < 2 || pin_first[0] != pin_first[1];
+	wraps = n >= PIN_MAX || pin_first[n] == pin_first[0];
+	off = pin_run(0, n);
+	sched_set_pinning(-1);
+	ok(on && apart && wraps && off, "%s: pinning on: one CPU a "
+	   "processor, two apart%s, and the one past the %d CPUs on the "
+	   "first's; off: all %d (got %d, %d)", ops->so_name,
+	   n < 2 ? " (one CPU here: not checked)" : "", n, n, pin_cpus[0],
+	   pin_cpus[1]);
+}
+
+/*
+ * Without sched_set_pinning, USCHED_PIN decides: "1" pins, "0" does not.
+ * A call to it wins over USCHED_PIN, which is then not read at all.
+ */
+static void test_pin_precedence(void)
+{
+	cpu_set_t all;
+	int n, env_on, env_off, call_off, bad_unread;
+
+	require(sched_getaffinity(0, sizeof all, &all) == 0);
+	n = CPU_COUNT(&all);
+	setenv("USCHED_PIN", "1", 1);
+	env_on = pin_run(-1, 1);
+	call_off = pin_run(0, n);
+	setenv("USCHED_PIN", "0", 1);
+	env_off = pin_run(-1, n);
+	setenv("USCHED_PIN", "yes", 1);
+	sched_set_pinning(0);
+	bad_unread = ops->so_init(1, 1) == 0 && ops->so_start() == 0 &&
+		     ops->so_fini() == 0;
+	unsetenv("USCHED_PIN");
+	sched_set_pinning(-1);
+	ok(env_on && env_off && call_off && bad_unread, "%s: USCHED_PIN=1 "
+	   "pins, 0 does not; sched_set_pinning(0) wins over USCHED_PIN=1 and "
+	   "over a bad one%s (%d, %d, %d, %d)", ops->so_name, n < 2 ?
+	   " (one CPU here: pinned or not looks the same)" : "", env_on,
+	   env_off, call_off, bad_unread);
+}
+
+int main(void)
+{
+	const char *names[] = { "rr", "ll" };
+
+	for (int i = 0; i < 2; i++) {
+		ops = sched_find(names[i]);
+		require(ops != NULL);
+		test_pin_env();
+		test_pinning();
+		test_pin_precedence();
+	}
+	return tap_done();
+}
