@@ -10,8 +10,9 @@ N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
 holds a header (machine, toolchains, date, the usched commits the points
 were measured at, with a warning when there are several, one when the
-points were not all measured on the header's CPU, and one when the
-implementations of a column ran different M), one table per N
+points were not all measured on the header's CPU, or with the same runs
+and warm-up runs, and one when the implementations of a column ran
+different M), one table per N
 (cells: the point's value with 2 decimals, "fail" for a failed point,
 empty when not run), the failures' reasons and links to the images;
 summary.csv holds every point's numbers.
@@ -99,6 +100,10 @@ def point_error(pt):
         return f"field 'usched': want a commit, got {json.dumps(pt['usched'])}"
     if not isinstance(pt.get("cpu", ""), str):
         return f"field 'cpu': want a CPU's name, got {json.dumps(pt['cpu'])}"
+    for k in ("runs", "warmup"):
+        if k in pt and (type(pt[k]) is not int or pt[k] < 0):
+            return (f"field '{k}': want a count, got "
+                    f"{json.dumps(pt[k])[:60]}")
     return None
 
 
@@ -289,8 +294,20 @@ def mixed_rounds(points):
             for (n, r), c in sorted(ms.items()) if len(c) > 1]
 
 
+def mixed_runs(points):
+    """The timed and warm-up runs of the points, tallied, if they differ
+    (a sweep resumed with other --runs or --warmup): their error bars do
+    not span alike; else None. Points that record none count only beside
+    others that do."""
+    used, values = tally([{"how": f"{p['runs']} runs after {p['warmup']} "
+                           "warm-up" if "runs" in p and "warmup" in p
+                           else None} for p in points], "how")
+    return used if len(values) > 1 else None
+
+
 def header(info, source, points):
     used, many = commits(points)
+    runs = mixed_runs(points)
     cpus = other_cpus(points, info)
     mixed = mixed_rounds(points)
     rows = [("CPU", f"{info.get('cpu')} ({info.get('cores')} cores, "
@@ -312,6 +329,9 @@ def header(info, source, points):
         lines += ["", "**Warning: the points were not all measured on the "
                   f"CPU above**: {cpus} (summary.csv's cpu column gives "
                   "each point's)."]
+    if runs:
+        lines += ["", "**Warning: the points were not all measured with "
+                  f"the same runs**: {runs}."]
     if mixed:
         lines += ["", "**Warning: implementations ran different M in the "
                   "same column** (results of several profiles?): "
@@ -429,6 +449,10 @@ def main(argv=None):
     if cpus:
         print(f"graph.py: warning: the points were not all measured on "
               f"{info.get('cpu')}: {cpus}", file=sys.stderr)
+    runs = mixed_runs(points)
+    if runs:
+        print(f"graph.py: warning: the points were not all measured with "
+              f"the same runs: {runs}", file=sys.stderr)
     for line in mixed_rounds(points):
         print(f"graph.py: warning: different M in one column: {line}",
               file=sys.stderr)

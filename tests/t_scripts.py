@@ -263,6 +263,8 @@ BAD_POINTS = [  # (file text, what the error must name)
     (dict(FIXED[0], status=None), "field 'status'"),
     (dict(FIXED[0], usched={}), "field 'usched'"),
     (dict(FIXED[0], cpu=9000), "field 'cpu'"),
+    (dict(FIXED[0], runs="3"), "field 'runs'"),
+    (dict(FIXED[0], warmup=-1), "field 'warmup'"),
     (dict(FIXED[0], label="$\\frac$"), "field 'label'"),
     (dict(FIXED[0], label="_hidden"), "field 'label'"),
     (dict(FIXED[0], label="a b"), "field 'label'"),
@@ -414,6 +416,41 @@ def test_graph_legends(tmp):
     check(len(go[2]) == 1 and go[2] == go[8],
           "an implementation has the same colour and marker in every plot",
           go)
+
+
+def test_graph_runs(tmp):
+    """Points measured with other --runs or --warmup: a warning with each
+    kind's points; none when all were measured alike."""
+    for i, (how, warned) in enumerate((
+            (((3, 1), (3, 1), (3, 1)), None),
+            (((3, 1), (5, 1), (3, 0)), "3 runs after 1 warm-up (1 point), "
+             "5 runs after 1 warm-up (1 point), 3 runs after 0 warm-up "
+             "(1 point)"),
+            (((3, 1), None, (3, 1)), "3 runs after 1 warm-up (2 points), "
+             "unknown (1 point)"))):
+        res, out = (os.path.join(tmp, f"{d}{i}") for d in ("results", "out"))
+        write_points(res, [dict(point("GO", 8, r, 100, seconds=[0.001]),
+                                **({"runs": h[0], "warmup": h[1]} if h
+                                   else {}))
+                           for r, h in zip((2, 20, 200), how)])
+        p = run(GRAPH, "--results", res, "--out", out)
+        try:
+            with open(os.path.join(out, "report.md")) as f:
+                md = f.read()
+        except OSError as e:
+            md = str(e)
+        said = [x for x in md.splitlines() if "same runs" in x]
+        if warned:
+            check(p.returncode == 0 and said == [
+                  f"**Warning: the points were not all measured with the "
+                  f"same runs**: {warned}."] and "graph.py: warning: the "
+                  f"points were not all measured with the same runs: "
+                  f"{warned}\n" in p.stderr,
+                  f"runs {how}: a warning in the header and on stderr",
+                  md[:1200] + p.stderr)
+        else:
+            check(p.returncode == 0 and not said and not p.stderr,
+                  "points measured alike: no warning", md[:1200] + p.stderr)
 
 
 def test_graph_failures(tmp):
@@ -1143,7 +1180,8 @@ def test_perf(tmp):
 
 
 def main():
-    for test in (test_graph, test_graph_cpus, test_graph_failures,
+    for test in (test_graph, test_graph_cpus, test_graph_runs,
+                 test_graph_failures,
                  test_graph_bad, test_graph_legends, test_graph_ticks,
                  test_dry_run, test_sweep,
                  test_sweep_closed_pipe, test_sweep_bad_input,
