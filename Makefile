@@ -56,7 +56,7 @@ BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring ring-lto switch create skynet)
 PEERS       := c cpp go rust
 
 .PHONY: all check-build test check-matrix check-mutants install uninstall \
-	clean distclean bench report perf
+	clean distclean bench report perf FORCE
 all: $(O)/libusched.a $(O)/libusched.so
 
 $(OBJ)/%.o: %.c $(LIB_HDRS)
@@ -140,12 +140,21 @@ $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
 $(BENCH_BIN)/switch: bench/floor.c bench/floor.h
 
 # ring-lto: the ring as a program built with -flto gets it, against the
-# library's archive of LTO objects, whose wait the link inlines into the
-# ring's loop. That archive is the lto configuration's.
-LTO_LIB := build/lto/libusched.a
-ifneq ($(O)/libusched.a,$(LTO_LIB))
-$(LTO_LIB): $(LIB_SRCS) $(LIB_HDRS)
-	@$(MAKE) --no-print-directory O=build/lto CFLAGS="$(CFLAGS_lto)" $@
+# library built with the same flags and -flto, whose wait the link inlines
+# into the ring's loop. Its objects are the compiler's IR: a change of
+# compiler or flags (recorded in build/lto/flags) rebuilds them all. The
+# sub-make builds the archive under the other rule, for its O.
+LTO_OUT   := build/lto
+LTO_LIB   := $(LTO_OUT)/libusched.a
+LTO_FLAGS := $(CC) $(CFLAGS) -flto
+ifneq ($(O),$(LTO_OUT))
+$(LTO_OUT)/flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(LTO_FLAGS)' | cmp -s - $@ || \
+		{ rm -rf $(LTO_OUT)/obj; echo '$(LTO_FLAGS)' > $@; }
+
+$(LTO_LIB): $(LIB_SRCS) $(LIB_HDRS) $(LTO_OUT)/flags
+	@$(MAKE) --no-print-directory O=$(LTO_OUT) CFLAGS="$(CFLAGS) -flto" $@
 endif
 
 $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
