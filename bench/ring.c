@@ -281,11 +281,12 @@ static void page_in(void *mem, size_t n)
 }
 
 /*
- * Options and arguments into ring, with the limits of this program, and its
- * handle and count arrays: exits 2 on bad ones, 1 if the run cannot fit.
- * Returns the BENCH_* flags given.
+ * Options, USCHED_RING_FAULT (into *fault) and arguments into ring, with
+ * the limits of this program, and its handle and count arrays: exits 2 on
+ * bad ones, before allocating, 1 if the run cannot fit. Returns the
+ * BENCH_* flags given.
  */
-static unsigned ring_setup(int argc, char **argv)
+static unsigned ring_setup(int argc, char **argv, int *fault)
 {
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
@@ -296,6 +297,7 @@ static unsigned ring_setup(int argc, char **argv)
 
 	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops,
 			  BENCH_VERBOSE | BENCH_SHARE_FPCTL, &flags);
+	*fault = fault_wanted(prog);	/* after -h, which wins */
 	sched_set_share_fpctl(flags & BENCH_SHARE_FPCTL);
 	ring.r_rounds = rounds_of(ring.r_ops);
 	if (ring.r_rounds == NULL) {	/* sched_find knows one more */
@@ -374,8 +376,8 @@ int main(int argc, char **argv)
 {
 	const char *prog = argv[0];
 	const struct ring_args *a = &ring.r_args;
-	unsigned flags = ring_setup(argc, argv);	/* -h first */
-	int fault = fault_wanted(prog), rc;
+	int fault, rc;
+	unsigned flags = ring_setup(argc, argv, &fault);
 	double secs = bench_seconds();
 
 	if (ring_spawn(prog) != 0)

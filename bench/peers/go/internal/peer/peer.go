@@ -119,16 +119,16 @@ func Fail(prog, format string, args ...any) {
 // trace, or the kernel kills it), so a clear message up front is the only
 // clean failure.
 func CheckMemory(prog string, need float64) {
-	avail, ok := memAvailable()
-	if ok && need > avail {
-		Fail(prog, "needs about %.0f MiB of memory but only %.0f MiB are available",
-			need/(1<<20), avail/(1<<20))
-	}
 	var lim syscall.Rlimit
 	if syscall.Getrlimit(syscall.RLIMIT_AS, &lim) == nil &&
 		lim.Cur != ^uint64(0) && need > float64(lim.Cur) { // not unlimited
 		Fail(prog, "needs about %.0f MiB of memory but ulimit -v allows %.0f MiB",
 			need/(1<<20), float64(lim.Cur)/(1<<20))
+	}
+	avail, ok := memAvailable()
+	if ok && need > avail {
+		Fail(prog, "needs about %.0f MiB of memory but only %.0f MiB are available",
+			need/(1<<20), avail/(1<<20))
 	}
 }
 
@@ -150,8 +150,8 @@ func memAvailable() (float64, bool) {
 }
 
 // Report prints the one result line, elapsed seconds, or fails if it
-// cannot be written (a full disk, a closed stdout): a driver script would
-// otherwise get no result and a success.
+// cannot be written (a full disk): a driver script would otherwise get no
+// result and a success.
 func Report(prog string, d time.Duration) {
 	if _, err := fmt.Printf("%.6f\n", d.Seconds()); err != nil {
 		Fail(prog, "cannot write the result to stdout: %v", err)
