@@ -491,7 +491,7 @@ static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 	return usched_pick(s);
 }
 
-/* Called by uarch_switch in usched_run: threads start at its caller's sp. */
+/* Called by uarch_switch in usched_run, whose sp is the threads' bottom. */
 static SWITCHING struct uarch_to usched_enter(void *arg, char *sp)
 {
 	struct usched *s = arg;

@@ -475,7 +475,7 @@ def main(argv=None):
         print("report:", md)
         print("table:", os.path.join(opts.out, "summary.csv"), flush=True)
     except OSError as e:  # the files are written: only the list is lost
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sweep.quiet_stdout()
         if not isinstance(e, BrokenPipeError):
             print(f"graph.py: cannot write to stdout: {e.strerror or e}",
                   file=sys.stderr)

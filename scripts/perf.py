@@ -504,9 +504,14 @@ def main():
     except Failed as e:
         print("perf: a usched benchmark failed: %s" % e, file=sys.stderr)
         return 1
-    except OSError as e:  # stdout: full, or its reader left
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        if not isinstance(e, BrokenPipeError):
+    except OSError as e:
+        # Running a program fails as Failed, and a file's error names it:
+        # one without a name comes from writing stdout.
+        if e.filename is not None:
+            print("perf: %s" % e, file=sys.stderr)
+            return 1
+        sweep.quiet_stdout()
+        if not isinstance(e, BrokenPipeError):  # full, not left
             print("perf: cannot write the figures: %s" % (e.strerror or e),
                   file=sys.stderr)
         return 1
