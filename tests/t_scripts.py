@@ -173,6 +173,17 @@ def test_graph(tmp):
           "graph.py without results exits 1", p.stderr)
 
 
+def graph_report(res, out):
+    """graph.py on res into out: its process, and report.md's text (or why
+    it cannot be read)."""
+    p = run(GRAPH, "--results", res, "--out", out)
+    try:
+        with open(os.path.join(out, "report.md")) as f:
+            return p, f.read()
+    except OSError as e:
+        return p, str(e)
+
+
 def test_graph_cpus(tmp):
     """Points measured on CPUs other than machine.json's (a sweep resumed
     after the VM's CPU changed) are said to be, in the header, on stderr
@@ -190,15 +201,13 @@ def test_graph_cpus(tmp):
                            for r, c in zip((2, 20, 200), cpus)])
         with open(os.path.join(res, "machine.json"), "w") as f:
             json.dump(MACHINE, f)
-        p = run(GRAPH, "--results", res, "--out", out)
+        p, md = graph_report(res, out)
         try:
-            with open(os.path.join(out, "report.md")) as f:
-                md = f.read()
             with open(os.path.join(out, "summary.csv")) as f:
                 csv_cpus = [x.rsplit(",", 1)[1]
                             for x in f.read().splitlines()[1:]]
-        except OSError as e:
-            md, csv_cpus = str(e), []
+        except OSError:
+            csv_cpus = []
         said = [x for x in md.splitlines() if "not all measured" in x]
         if warned:
             check(p.returncode == 0 and len(said) == 1 and said[0].endswith(
@@ -433,12 +442,7 @@ def test_graph_runs(tmp):
                                 **({"runs": h[0], "warmup": h[1]} if h
                                    else {}))
                            for r, h in zip((2, 20, 200), how)])
-        p = run(GRAPH, "--results", res, "--out", out)
-        try:
-            with open(os.path.join(out, "report.md")) as f:
-                md = f.read()
-        except OSError as e:
-            md = str(e)
+        p, md = graph_report(res, out)
         said = [x for x in md.splitlines() if "same runs" in x]
         if warned:
             check(p.returncode == 0 and said == [
@@ -462,12 +466,7 @@ def test_graph_failures(tmp):
         for lb, n, r in (("GO", 8, 100), ("GO", 2, 100), ("GO", 2, 2),
                          ("U-rr", 2, 10000), ("U-rr", 2, 50),
                          ("ZZ-new", 2, 4), ("BOOST", 2, 2))])
-    p = run(GRAPH, "--results", res, "--out", out)
-    try:
-        with open(os.path.join(out, "report.md")) as f:
-            md = f.read()
-    except OSError as e:
-        md = str(e)
+    p, md = graph_report(res, out)
     got = [x.rsplit(": ", 1)[1] for x in
            md.split("## Failed points\n\n", 1)[-1].splitlines() if x]
     check(p.returncode == 0 and got == [
