@@ -305,11 +305,40 @@ def mixed_runs(points):
     return used if len(values) > 1 else None
 
 
-def header(info, source, points):
+def warnings(points, info):
+    """What report.md and stderr warn of, in order: each warning's
+    paragraph for the report, and its lines for stderr."""
+    out = []
     used, many = commits(points)
-    runs = mixed_runs(points)
+    if many > 1:
+        out.append((f"**Warning: the points come from {many} different "
+                    "usched commits** (summary.csv's usched column gives "
+                    "each point's).",
+                    [f"the points come from {many} usched commits: {used}"]))
     cpus = other_cpus(points, info)
+    if cpus:
+        out.append(("**Warning: the points were not all measured on the "
+                    f"CPU above**: {cpus} (summary.csv's cpu column gives "
+                    "each point's).",
+                    ["the points were not all measured on "
+                     f"{info.get('cpu')}: {cpus}"]))
+    runs = mixed_runs(points)
+    if runs:
+        out.append(("**Warning: the points were not all measured with the "
+                    f"same runs**: {runs}.",
+                    ["the points were not all measured with the same "
+                     f"runs: {runs}"]))
     mixed = mixed_rounds(points)
+    if mixed:
+        out.append(("**Warning: implementations ran different M in the "
+                    "same column** (results of several profiles?): "
+                    + "; ".join(mixed) + ".",
+                    [f"different M in one column: {x}" for x in mixed]))
+    return out
+
+
+def header(info, source, points):
+    used, _ = commits(points)
     rows = [("CPU", f"{info.get('cpu')} ({info.get('cores')} cores, "
                     f"{info.get('cpus_used')} used)"),
             ("Kernel", info.get("kernel")),
@@ -321,21 +350,8 @@ def header(info, source, points):
              "points were measured at):", "",
              "| | |", "|:---|:---|"]
     lines += [f"| {k} | {v} |" for k, v in rows]
-    if many > 1:
-        lines += ["", f"**Warning: the points come from {many} different "
-                  "usched commits** (summary.csv's usched column gives "
-                  "each point's)."]
-    if cpus:
-        lines += ["", "**Warning: the points were not all measured on the "
-                  f"CPU above**: {cpus} (summary.csv's cpu column gives "
-                  "each point's)."]
-    if runs:
-        lines += ["", "**Warning: the points were not all measured with "
-                  f"the same runs**: {runs}."]
-    if mixed:
-        lines += ["", "**Warning: implementations ran different M in the "
-                  "same column** (results of several profiles?): "
-                  + "; ".join(mixed) + "."]
+    for paragraph, _ in warnings(points, info):
+        lines += ["", paragraph]
     return "\n".join(lines)
 
 
@@ -441,21 +457,9 @@ def main(argv=None):
         print(f"graph.py: --out {opts.out} is not a directory",
               file=sys.stderr)
         return 1
-    used, many = commits(points)
-    if many > 1:
-        print(f"graph.py: warning: the points come from {many} usched "
-              f"commits: {used}", file=sys.stderr)
-    cpus = other_cpus(points, info)
-    if cpus:
-        print(f"graph.py: warning: the points were not all measured on "
-              f"{info.get('cpu')}: {cpus}", file=sys.stderr)
-    runs = mixed_runs(points)
-    if runs:
-        print(f"graph.py: warning: the points were not all measured with "
-              f"the same runs: {runs}", file=sys.stderr)
-    for line in mixed_rounds(points):
-        print(f"graph.py: warning: different M in one column: {line}",
-              file=sys.stderr)
+    for _, said in warnings(points, info):
+        for line in said:
+            print(f"graph.py: warning: {line}", file=sys.stderr)
     md = os.path.join(opts.out, "report.md")
     try:
         os.makedirs(opts.out, exist_ok=True)
