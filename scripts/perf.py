@@ -493,8 +493,7 @@ def main():
                     help="where the programs are (default bench/bin)")
     args = ap.parse_args()
     BIN = args.bin
-    if sys.stdout is None:  # closed: the figures would go nowhere
-        print("perf: stdout is closed", file=sys.stderr)
+    if sweep.stdout_closed("perf"):
         return 1
     try:
         for part in (machine, switch, ring_n8, instructions, ring_n2, ring_p2,

@@ -552,6 +552,15 @@ def say(text):
         raise StdoutFailed(e.strerror or str(e)) from None
 
 
+def stdout_closed(prog):
+    """True, having said so, if stdout is closed: files opened next would
+    take its place, and what is printed would go nowhere."""
+    if sys.stdout is not None:
+        return False
+    print(f"{prog}: stdout is closed", file=sys.stderr)
+    return True
+
+
 def quiet_stdout():
     """After the reader left (sweep.py ... | head): no traceback for what
     it did not want, and none again when Python flushes stdout at exit."""
@@ -600,8 +609,7 @@ def interrupt(signum, frame):
 
 
 def main(argv=None):
-    if sys.stdout is None:  # closed: files opened next would take its place
-        print("sweep.py: stdout is closed", file=sys.stderr)
+    if stdout_closed("sweep.py"):
         return 1
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, interrupt)
