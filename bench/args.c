@@ -156,9 +156,11 @@ static int ring_bad(struct ring_why *why, const char *fmt, ...)
 }
 
 int ring_args_read(struct ring_args *a, int argc, char **argv,
-		   unsigned int flags, struct ring_why *why)
+		   unsigned int flags, const struct ring_limits *lim,
+		   struct ring_why *why)
 {
 	static const char *const names[] = { "N", "R", "M", "D", "P" };
+	static const struct ring_limits any = { RING_MAX_THREADS, RING_MAX_D };
 	uint64_t v[5];
 	int i;
 
@@ -190,16 +192,18 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 	if (a->ra_m > UINT64_MAX / a->ra_threads)
 		return ring_bad(why, "N*R*M overflows 64 bits");
 	a->ra_msgs = a->ra_threads * a->ra_m;
-	if (a->ra_threads > RING_MAX_THREADS)
+	if (lim == NULL)
+		lim = &any;
+	if (a->ra_threads > lim->rl_threads)
 		return ring_bad(why, "N*R = %llu threads is more than %llu",
 				(unsigned long long)a->ra_threads,
-				(unsigned long long)RING_MAX_THREADS);
+				(unsigned long long)lim->rl_threads);
 	if ((flags & RING_STACKLESS) && a->ra_d != 0)
 		return ring_bad(why, "D must be 0: stackless coroutines keep "
 				"no stack frame while blocked");
-	if (a->ra_d > RING_MAX_D)
-		return ring_bad(why, "D is more than %llu",
-				(unsigned long long)RING_MAX_D);
+	if (a->ra_d > lim->rl_d)
+		return ring_bad(why, "D is more than %llu bytes",
+				(unsigned long long)lim->rl_d);
 	if ((flags & RING_SINGLE) && a->ra_p != 1)
 		return ring_bad(why, "P must be 1: this peer is "
 				"single-threaded");
@@ -219,7 +223,7 @@ void ring_args_parse(struct ring_args *a, int argc, char **argv,
 		ring_usage(stdout, prog, flags);
 		help_done();
 	}
-	if (ring_args_read(a, argc, argv, flags, &why) == 0)
+	if (ring_args_read(a, argc, argv, flags, NULL, &why) == 0)
 		return;
 	fprintf(stderr, "%s: %s\n", prog, why.w_text);
 	ring_usage(stderr, prog, flags);

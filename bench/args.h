@@ -70,10 +70,19 @@ struct ring_why {
 	char w_text[160];
 };
 
-/* Parse argv = PROG N R M D P into @a: 0, or -1 with the reason in @why,
- * for a program that prints its own usage. */
+/* The most N*R threads and D bytes a program takes, if less than
+ * RING_MAX_THREADS and RING_MAX_D: refused with the program's own limit. */
+struct ring_limits {
+	uint64_t rl_threads;
+	uint64_t rl_d;
+};
+
+/* Parse argv = PROG N R M D P into @a, within @lim (NULL: the RING_MAX_
+ * ones): 0, or -1 with the reason in @why, for a program that prints its
+ * own usage. */
 int ring_args_read(struct ring_args *a, int argc, char **argv,
-		   unsigned flags, struct ring_why *why);
+		   unsigned flags, const struct ring_limits *lim,
+		   struct ring_why *why);
 /* Parse argv = PROG N R M D P into @a, or exit(2) with a usage message
  * (exit(0) with it on stdout for -h or --help). */
 void ring_args_parse(struct ring_args *a, int argc, char **argv,

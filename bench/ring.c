@@ -288,6 +288,11 @@ static void page_in(void *mem, size_t n)
  */
 static unsigned ring_setup(int argc, char **argv, int *fault)
 {
+	/* The schedulers count threads in an int; D and the frames beside it
+	 * stay within a thread's default stack limit. */
+	static const struct ring_limits limits = {
+		INT32_MAX, USCHED_STACK_MAX_DEFAULT / 2
+	};
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
 	struct ring_why why;
@@ -305,13 +310,9 @@ static unsigned ring_setup(int argc, char **argv, int *fault)
 			"'%s'\n", prog, ring.r_ops->so_name);
 		exit(1);
 	}
-	if (ring_args_read(a, argc - i + 1, argv + i - 1, 0, &why) != 0)
+	if (ring_args_read(a, argc - i + 1, argv + i - 1, 0, &limits,
+			   &why) != 0)
 		usage_fail(prog, usage, "%s", why.w_text);
-	if (a->ra_d > USCHED_STACK_MAX_DEFAULT / 2)
-		usage_fail(prog, usage, "D is more than %d bytes",
-			   USCHED_STACK_MAX_DEFAULT / 2);
-	if (a->ra_threads > INT32_MAX)
-		usage_fail(prog, usage, "N*R is more than %d", INT32_MAX);
 	/* struct, stack copy, handle, count: about 200 bytes a thread, plus D */
 	check_memory(prog, (double)a->ra_threads * (200 + a->ra_d));
 	/* before the clock starts, as the peers allocate their members */

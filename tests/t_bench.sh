@@ -121,6 +121,13 @@ USCHED_RING_FAULT=0 expect 2 ring 4 3 10 0 1	# only "spurious" is a fault
 expect 2 ring 65536 65536 1 0 1		# over 32-bit indices
 expect 2 ring 2 1073741824 1 0 1	# over the scheduler's int
 expect 1 ring 2 1000000000 1 0 1		# more memory than this box
+# Over the shared parser's limits too: the message names ring's own.
+for a in "2 1 1 2000000000 1:D is more than 524288 bytes" \
+	 "2 4294967296 1 0 1:threads is more than 2147483647\$"; do
+	timeout 120 "$bin/ring" ${a%%:*} 2>"$err"
+	[ $? = 2 ] && head -n 1 "$err" | grep -q "${a#*:}"
+	ok $? "ring ${a%%:*}: refused with ring's own limit, exit 2"
+done
 
 # The peers: tiny rings, bad arguments, and what each accepts for D and P.
 for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
