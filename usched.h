@@ -62,7 +62,8 @@ struct usched {
 
 	/* Next thread to run (new or blocked), or NULL to leave usched_run. */
 	struct ustack *(*s_next)(struct usched *s);
-	/* A stack buffer of at least size bytes (any alignment), or NULL. */
+	/* A stack buffer of at least size bytes (any alignment), or NULL;
+	 * size is a multiple of 16, so that 16-byte classes fit it. */
 	void          *(*s_alloc)(struct usched *s, int size);
 	/* Give back a buffer s_alloc returned (or one passed to ustack_init). */
 	void           (*s_free)(struct usched *s, void *buf, int size);

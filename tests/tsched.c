@@ -44,6 +44,7 @@ static void *tsched_alloc(struct usched *s, int size)
 		return NULL;
 	ts->ts_bytes += size;
 	ts->ts_allocs++;
+	ts->ts_unrounded += size % 16 != 0;
 	return malloc(size);
 }
 

@@ -19,6 +19,7 @@ struct tsched {
 	struct sched_queue ts_ready;
 	long               ts_bytes;	/* allocated and not yet freed */
 	long               ts_allocs;
+	long               ts_unrounded;	/* sizes not a multiple of 16 */
 	long               ts_fail_in;	/* fail the n-th next allocation */
 	long               ts_done;	/* threads that finished */
 	unsigned long      ts_seed;	/* non-zero: run a random ready thread */
