@@ -204,28 +204,37 @@ check-mutants:
 print-cflags-%:
 	@echo '$(CFLAGS_$*)'
 
+# The headers go in include/usched/, clear of other libraries' rr.h or
+# sched/: usched.pc's -I names it, so programs include "usched.h", "ll.h".
 # usched.pc is written at install time: it names this install's PREFIX.
+INCDIR = $(DESTDIR)$(PREFIX)/include/usched
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
+# A path with a space would be split into several, one of them relative.
+one_prefix = $(if $(filter-out 1,$(words $(DESTDIR)$(PREFIX))),$(error \
+	DESTDIR and PREFIX must make one path with no spaces, not \
+	'$(DESTDIR)$(PREFIX)'))
+
 install: all
+	$(one_prefix)
 	@mkdir -p $(OBJ)
 	sed -e 's|@PREFIX@|$(PREFIX)|' usched.pc.in > $(OBJ)/usched.pc
-	install -d $(DESTDIR)$(PREFIX)/include/sched \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 $(filter-out sched/%,$(PUB_HDRS)) \
-		$(DESTDIR)$(PREFIX)/include/
-	install -m 644 sched/sched.h $(DESTDIR)$(PREFIX)/include/sched/
-	install -m 644 $(O)/libusched.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(O)/$(SONAME) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libusched.so
-	install -m 644 $(OBJ)/usched.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -d $(INCDIR)/sched $(LIBDIR)/pkgconfig
+	install -m 644 $(filter-out sched/%,$(PUB_HDRS)) $(INCDIR)/
+	install -m 644 sched/sched.h $(INCDIR)/sched/
+	install -m 644 $(O)/libusched.a $(LIBDIR)/
+	install -m 755 $(O)/$(SONAME) $(LIBDIR)/
+	ln -sf $(SONAME) $(LIBDIR)/libusched.so
+	install -m 644 $(OBJ)/usched.pc $(LIBDIR)/pkgconfig/
 
-# Removes what install put under PREFIX, and the include/sched it made
-# if that is left empty; nothing else.
+# Removes what install put under PREFIX, and include/usched if that is
+# left empty; nothing else.
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/,$(PUB_HDRS)) \
-		$(addprefix $(DESTDIR)$(PREFIX)/lib/,libusched.a libusched.so \
-			$(SONAME) pkgconfig/usched.pc)
-	[ ! -d $(DESTDIR)$(PREFIX)/include/sched ] || \
-		rmdir --ignore-fail-on-non-empty $(DESTDIR)$(PREFIX)/include/sched
+	$(one_prefix)
+	rm -f $(addprefix $(INCDIR)/,$(PUB_HDRS)) \
+		$(addprefix $(LIBDIR)/,libusched.a libusched.so $(SONAME) \
+			pkgconfig/usched.pc)
+	[ ! -d $(INCDIR)/sched ] || \
+		rmdir --ignore-fail-on-non-empty $(INCDIR)/sched $(INCDIR)
 
 # clean keeps report/: its results may be hours of a full sweep.
 clean:

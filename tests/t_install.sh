@@ -1,7 +1,8 @@
 #!/bin/bash
-# make install, as a user sees it: the headers, both libraries and
-# usched.pc land under PREFIX (a second install under another PREFIX names
-# its own), and programs build against them with pkg-config alone: the
+# make install, as a user sees it: the headers (in include/usched), both
+# libraries and usched.pc land under PREFIX (a second install under
+# another PREFIX names its own; one with a space is refused), and programs
+# build against them with pkg-config alone: the
 # README's complete program, linked shared and static, and one that uses
 # both schedulers, in C and C++. Also: what make uninstall and make clean
 # leave.
@@ -39,13 +40,15 @@ pc() {
 install_to "$tmp/a"
 ok $? "make install PREFIX=TMP/a"
 missing=
-for f in include/usched.h include/ll.h include/rr.h include/sched/sched.h \
-	 lib/libusched.a lib/libusched.so lib/libusched.so.0 \
+for f in include/usched/usched.h include/usched/ll.h include/usched/rr.h \
+	 include/usched/sched/sched.h lib/libusched.a lib/libusched.so lib/libusched.so.0 \
 	 lib/pkgconfig/usched.pc; do
 	[ -f "$tmp/a/$f" ] || missing+=" $f"
 done
 [ -z "$missing" ]
 ok $? "it installs the headers, both libraries and usched.pc${missing:+ (missing:$missing)}"
+[ "$(ls "$tmp/a/include")" = usched ]
+ok $? "include/ gets usched/ alone: no rr.h or sched/ beside other libraries' ($(ls "$tmp/a/include" | tr '\n' ' '))"
 [ "$(pc "$tmp/a" --variable=prefix)" = "$tmp/a" ]
 ok $? "usched.pc names the prefix"
 [ "$(readlink "$tmp/a/lib/libusched.so")" = libusched.so.0 ] &&
@@ -55,11 +58,11 @@ ok $? "libusched.so links to libusched.so.0, whose soname names its ABI"
 (umask 077 && install_to "$tmp/b") &&
 	[ "$(pc "$tmp/b" --variable=prefix)" = "$tmp/b" ]
 ok $? "a second install, under another prefix, names its own"
-modes=$(cd "$tmp/b" && stat -c "%a %n" include/usched.h \
-	include/sched/sched.h lib/libusched.a lib/libusched.so.0 \
+modes=$(cd "$tmp/b" && stat -c "%a %n" include/usched/usched.h \
+	include/usched/sched/sched.h lib/libusched.a lib/libusched.so.0 \
 	lib/pkgconfig/usched.pc)
-[ "$modes" = "644 include/usched.h
-644 include/sched/sched.h
+[ "$modes" = "644 include/usched/usched.h
+644 include/usched/sched/sched.h
 644 lib/libusched.a
 755 lib/libusched.so.0
 644 lib/pkgconfig/usched.pc" ]
@@ -155,12 +158,19 @@ ok $rc "linked with libusched.a, a program with functions and data named like th
 
 # make uninstall takes back what install put there, and only that.
 touch "$tmp/a/lib/other.a"
-mkdir -p "$tmp/c/include/sched"
-touch "$tmp/c/include/sched/other.h"
+mkdir -p "$tmp/c/include/usched/sched"
+touch "$tmp/c/include/usched/sched/other.h"
 install_to "$tmp/c" && make_in "$tmp/a" uninstall && make_in "$tmp/c" uninstall &&
-	[ "$(cd "$tmp/a" && find . ! -type d -o -type d -path '*/sched')" = ./lib/other.a ] &&
-	[ "$(cd "$tmp/c" && find . ! -type d)" = ./include/sched/other.h ]
-ok $? "make uninstall removes what make install added, and an include/sched left empty, and keeps what it did not add"
+	[ "$(cd "$tmp/a" && find . ! -type d -o -type d -path '*/usched*')" = ./lib/other.a ] &&
+	[ "$(cd "$tmp/c" && find . ! -type d)" = ./include/usched/sched/other.h ]
+ok $? "make uninstall removes what make install added, and an include/usched left empty, and keeps what it did not add"
+
+# A PREFIX with a space is refused before anything is installed (it was
+# split, and its second word taken relative to the source tree).
+make_in "$tmp/x y" install >/dev/null
+[ $? != 0 ] && grep -q "no spaces" "$tmp/make.log" && ! [ -e "$tmp/x" ] &&
+	! [ -e "$root/y" ]
+ok $? "make install PREFIX='TMP/x y': refused, with the reason; nothing made"
 
 # A full sweep's results take hours: only distclean removes them.
 recipe() {
