@@ -320,7 +320,7 @@ struct ll_thread *ll_self(void)
 
 void ll_done(void)
 {
-	ustack_abort();
+	procs_done(&ll_procs, "ll_done");
 }
 
 int ll_stats(int proc, struct sched_stats *out)

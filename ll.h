@@ -55,7 +55,8 @@ int  ll_wait(void);
 int  ll_wake(struct ll_thread *t);
 /* The calling thread, NULL outside an ll thread. */
 struct ll_thread *ll_self(void);
-/* Ends the calling thread. */
+/* Ends the calling thread; anywhere but in an ll thread, stops the
+ * program with a message. */
 void ll_done(void) __attribute__((noreturn));
 /* Counters of processor proc. */
 int  ll_stats(int proc, struct sched_stats *out);

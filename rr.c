@@ -192,7 +192,7 @@ struct rr_thread *rr_self(void)
 
 void rr_done(void)
 {
-	ustack_abort();
+	procs_done(&rr_procs, "rr_done");
 }
 
 int rr_stats(int proc, struct sched_stats *out)

@@ -52,7 +52,8 @@ int  rr_wait(void);
 int  rr_wake(struct rr_thread *t);
 /* The calling thread, NULL outside an rr thread. */
 struct rr_thread *rr_self(void);
-/* Ends the calling thread. */
+/* Ends the calling thread; anywhere but in an rr thread, stops the
+ * program with a message. */
 void rr_done(void) __attribute__((noreturn));
 /* Counters of processor proc. */
 int  rr_stats(int proc, struct sched_stats *out);

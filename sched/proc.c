@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,6 +278,17 @@ int procs_fini(struct procs *ps, void (*late)(struct proc *))
 	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */
 	return 0;
+}
+
+void procs_done(struct procs *ps, const char *caller)
+{
+	if (sched_self(ps->ps_slot) == NULL) {	/* ustack_abort would end
+						 * another scheduler's */
+		fprintf(stderr, "usched: %s() called outside a thread of its "
+			"scheduler\n", caller);
+		abort();
+	}
+	ustack_abort();
 }
 
 /* The processors update their counters while this reads them (stat_add). */

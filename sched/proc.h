@@ -309,6 +309,10 @@ int  procs_start(struct procs *ps);
  */
 int  procs_fini(struct procs *ps, void (*late)(struct proc *p));
 int  procs_stats(struct procs *ps, int i, struct sched_stats *out);
+/* Ends the calling thread, which must be one of ps's: else stops the
+ * program with a message that names caller. */
+void procs_done(struct procs *ps, const char *caller)
+	__attribute__((noreturn));
 
 /*
  * The processor for the n-th new thread or group (n % ps_nr); NULL with

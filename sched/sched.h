@@ -60,8 +60,8 @@ struct sched_ops {
 	 * scheduler. */
 	void *(*so_self)(void);
 	/* Ends the calling thread, as returning from its function does;
-	 * for threads of this scheduler (outside any thread, stops the
-	 * program). */
+	 * for threads of this scheduler (elsewhere, even in another
+	 * scheduler's thread, stops the program with a message). */
 	void  (*so_done)(void);
 	/* Starts the processors if needed (failing as so_start does; then
 	 * it may be called again), waits for every thread to finish, stops

@@ -1430,6 +1430,29 @@ static void *names_of(void *arg)
 	return strcmp(sched_names(), arg) == 0 ? arg : NULL;
 }
 
+/* done() where it cannot end a thread of its scheduler: a message. */
+static void done_outside(void *done)
+{
+	((void (*)(void))done)();
+}
+
+static void done_in_ll(void *done)
+{
+	if (ll_init(1, 1) != 0 || ll_thread_init(done_outside, done, 0) == NULL)
+		exit(2);
+	ll_fini();
+}
+
+static void test_done_misplaced(void)
+{
+	dies_with(done_outside, (void *)rr_done, "rr_done() called outside",
+		  "rr_done() outside a thread");
+	dies_with(done_outside, (void *)ll_done, "ll_done() called outside",
+		  "ll_done() outside a thread");
+	dies_with(done_in_ll, (void *)rr_done, "rr_done() called outside",
+		  "rr_done() in an ll thread, which it would have ended");
+}
+
 /* The first calls of sched_names, at once from several native threads. */
 static void test_names(void)
 {
@@ -1452,6 +1475,7 @@ int main(void)
 	const char *names[] = { "rr", "ll" };
 
 	test_names();
+	test_done_misplaced();
 	ok(sched_find("nope") == NULL, "unknown scheduler name: NULL");
 	ok(sched_find(NULL) == NULL, "no scheduler name: NULL");
 	ok(ll_wake(NULL) == -EINVAL && rr_wake(NULL) == -EINVAL,
