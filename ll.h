@@ -48,9 +48,10 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
  */
 int  ll_wait(void);
 /*
- * Wakes t, from any native thread. -ESRCH if t has finished, until a new
- * thread reuses its struct: t then names that one. t is a handle from
- * ll_thread_init, valid until the next ll_init; -EINVAL for NULL.
+ * Wakes t, from any native thread, but not from a signal handler. -ESRCH
+ * if t has finished, until a new thread reuses its struct: t then names
+ * that one. t is a handle from ll_thread_init, valid until the next
+ * ll_init; -EINVAL for NULL.
  */
 int  ll_wake(struct ll_thread *t);
 /* The calling thread, NULL outside an ll thread. */

@@ -45,9 +45,10 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
  */
 int  rr_wait(void);
 /*
- * Wakes t, from any native thread. -ESRCH if t has finished, until a new
- * thread reuses its struct: t then names that one. t is a handle from
- * rr_thread_init, valid until the next rr_init; -EINVAL for NULL.
+ * Wakes t, from any native thread, but not from a signal handler. -ESRCH
+ * if t has finished, until a new thread reuses its struct: t then names
+ * that one. t is a handle from rr_thread_init, valid until the next
+ * rr_init; -EINVAL for NULL.
  */
 int  rr_wake(struct rr_thread *t);
 /* The calling thread, NULL outside an rr thread. */

@@ -54,7 +54,9 @@ struct sched_ops {
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
 	 * or fini found every thread finished; -EINVAL: NULL. A handle is
 	 * valid until the next so_init, and only with the scheduler that
-	 * made it. */
+	 * made it. Not async-signal-safe, as nothing here is: it may
+	 * interrupt a wake or switch of the same native thread, or take a
+	 * lock it holds. */
 	int   (*so_wake)(void *thread);
 	/* The calling thread's handle, NULL outside a thread of this
 	 * scheduler. */
@@ -70,8 +72,9 @@ struct sched_ops {
 	 * native thread's fini runs. Native threads that spawn or wake must
 	 * be done (joined) before so_init again. */
 	int   (*so_fini)(void);
-	/* Counters of processor proc (after start, from any native thread,
-	 * also while it runs); -EINVAL if no such one or out is NULL. */
+	/* Counters of processor proc, from any native thread, from init
+	 * (zero) on, also while it runs, and after fini (the last ones)
+	 * until the next init; -EINVAL if no such one or out is NULL. */
 	int   (*so_stats)(int proc, struct sched_stats *out);
 };
 
@@ -85,9 +88,9 @@ const char *sched_names(void);
 
 /*
  * For the processors started next: 1 (or more) pins processor i to the
- * i-th CPU the process may use (modulo their number), 0 does not pin. Negative (the
- * default): as USCHED_PIN says, "0" or "1"; unset or empty is 1, anything
- * else makes so_init and so_start return -EINVAL.
+ * i-th CPU the process may use (modulo their number), 0 does not pin.
+ * Negative (the default): as USCHED_PIN says, "0" or "1"; unset or empty
+ * is 1, anything else makes so_init and so_start return -EINVAL.
  */
 void sched_set_pinning(int on);
 /*
