@@ -209,10 +209,11 @@ print-cflags-%:
 # usched.pc is written at install time: it names this install's PREFIX.
 INCDIR = $(DESTDIR)$(PREFIX)/include/usched
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
-# A path with a space would be split into several, one of them relative.
-one_prefix = $(if $(filter-out 1,$(words $(DESTDIR)$(PREFIX))),$(error \
-	DESTDIR and PREFIX must make one path with no spaces, not \
-	'$(DESTDIR)$(PREFIX)'))
+# A space in them, even a trailing one, would split a path in two, the
+# second taken from / or from here.
+one_prefix = $(if $(filter-out 1 1 1,$(words $(DESTDIR)$(PREFIX)) \
+	$(words $(INCDIR)) $(words $(LIBDIR))),$(error DESTDIR and PREFIX \
+	must make one path with no spaces, not '$(DESTDIR)$(PREFIX)'))
 
 install: all
 	$(one_prefix)

@@ -2,10 +2,9 @@
 # make install, as a user sees it: the headers (in include/usched), both
 # libraries and usched.pc land under PREFIX (a second install under
 # another PREFIX names its own; one with a space is refused), and programs
-# build against them with pkg-config alone: the
-# README's complete program, linked shared and static, and one that uses
-# both schedulers, in C and C++. Also: what make uninstall and make clean
-# leave.
+# build against them with pkg-config alone: the README's complete program,
+# linked shared and static, and one that uses both schedulers, in C and
+# C++. Also: what make uninstall and make clean leave.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -17,13 +16,13 @@ if ! command -v pkg-config >/dev/null; then
 	exit 0
 fi
 
-# A make of its own, not a part of the one that may be running the tests,
-# nor given its variables (make puts those of its command line in the
-# environment).
+# make_in PREFIX TARGET [DESTDIR]: a make of its own, not a part of the
+# one that may be running the tests, nor given its variables (make puts
+# those of its command line in the environment).
 make_in() {
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u DESTDIR \
 		make -C "$root" -s --no-print-directory "$2" PREFIX="$1" \
-		DESTDIR= >"$tmp/make.log" 2>&1 ||
+		DESTDIR="${3:-}" >"$tmp/make.log" 2>&1 ||
 		{ sed 's/^/# /' "$tmp/make.log"; return 1; }
 }
 
@@ -41,14 +40,16 @@ install_to "$tmp/a"
 ok $? "make install PREFIX=TMP/a"
 missing=
 for f in include/usched/usched.h include/usched/ll.h include/usched/rr.h \
-	 include/usched/sched/sched.h lib/libusched.a lib/libusched.so lib/libusched.so.0 \
-	 lib/pkgconfig/usched.pc; do
+	 include/usched/sched/sched.h lib/libusched.a lib/libusched.so \
+	 lib/libusched.so.0 lib/pkgconfig/usched.pc; do
 	[ -f "$tmp/a/$f" ] || missing+=" $f"
 done
 [ -z "$missing" ]
 ok $? "it installs the headers, both libraries and usched.pc${missing:+ (missing:$missing)}"
-[ "$(ls "$tmp/a/include")" = usched ]
-ok $? "include/ gets usched/ alone: no rr.h or sched/ beside other libraries' ($(ls "$tmp/a/include" | tr '\n' ' '))"
+got=$(ls "$tmp/a/include" | tr '\n' ' ')
+[ "$got" = "usched " ]
+ok $? "include/ gets usched/ alone, not rr.h or sched/ beside other" \
+	"libraries' ($got)"
 [ "$(pc "$tmp/a" --variable=prefix)" = "$tmp/a" ]
 ok $? "usched.pc names the prefix"
 [ "$(readlink "$tmp/a/lib/libusched.so")" = libusched.so.0 ] &&
@@ -160,17 +161,26 @@ ok $rc "linked with libusched.a, a program with functions and data named like th
 touch "$tmp/a/lib/other.a"
 mkdir -p "$tmp/c/include/usched/sched"
 touch "$tmp/c/include/usched/sched/other.h"
-install_to "$tmp/c" && make_in "$tmp/a" uninstall && make_in "$tmp/c" uninstall &&
-	[ "$(cd "$tmp/a" && find . ! -type d -o -type d -path '*/usched*')" = ./lib/other.a ] &&
+install_to "$tmp/c" && make_in "$tmp/a" uninstall &&
+	make_in "$tmp/c" uninstall &&
+	[ "$(cd "$tmp/a" && find . ! -type d -o -type d -path '*/usched*')" = \
+	  ./lib/other.a ] &&
 	[ "$(cd "$tmp/c" && find . ! -type d)" = ./include/usched/sched/other.h ]
-ok $? "make uninstall removes what make install added, and an include/usched left empty, and keeps what it did not add"
+ok $? "make uninstall removes what make install added, and an" \
+	"include/usched left empty, and keeps what it did not add"
 
-# A PREFIX with a space is refused before anything is installed (it was
-# split, and its second word taken relative to the source tree).
-make_in "$tmp/x y" install >/dev/null
-[ $? != 0 ] && grep -q "no spaces" "$tmp/make.log" && ! [ -e "$tmp/x" ] &&
-	! [ -e "$root/y" ]
-ok $? "make install PREFIX='TMP/x y': refused, with the reason; nothing made"
+# A space in PREFIX or DESTDIR, even a trailing one, is refused before
+# anything is installed: it split a path in two, the second part taken
+# from / or from the source tree.
+for bad in "$tmp/x y|" "$tmp/x |" "/usr|$tmp/x "; do
+	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
+	[ $? != 0 ] && grep -q "no spaces" "$tmp/make.log" &&
+		! [ -e "$tmp/x" ] && ! [ -e "$root/y" ]
+	rc=$?
+	bad=${bad//"$tmp"/TMP}
+	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
+		"refused, with the reason; nothing made"
+done
 
 # A full sweep's results take hours: only distclean removes them.
 recipe() {

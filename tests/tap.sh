@@ -6,9 +6,9 @@ failed=0
 ok() {
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
+		echo "ok $n - ${*:2}"
 	else
-		echo "not ok $n - $2"
+		echo "not ok $n - ${*:2}"
 		failed=$((failed + 1))
 	fi
 }
