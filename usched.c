@@ -443,7 +443,7 @@ static COLD int ustack_grow(struct ustack *u, long used)
 		want = used;
 	if (want > max)
 		want = max;
-	size = (want + SAN_EXTRA(want) + 15) & ~15L;	/* as s_alloc promises */
+	size = (want + SAN_EXTRA(want) + 15) & ~15L;	/* see s_alloc */
 	if (size > INT_MAX)	/* s_stack_max near INT_MAX */
 		return -E2BIG;
 	buf = s->s_alloc(s, size);

@@ -160,10 +160,13 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 		   struct ring_why *why)
 {
 	static const char *const names[] = { "N", "R", "M", "D", "P" };
-	static const struct ring_limits any = { RING_MAX_THREADS, RING_MAX_D };
-	uint64_t v[5];
+	uint64_t v[5], max_threads = RING_MAX_THREADS, max_d = RING_MAX_D;
 	int i;
 
+	if (lim != NULL && lim->rl_threads < max_threads)
+		max_threads = lim->rl_threads;
+	if (lim != NULL && lim->rl_d < max_d)
+		max_d = lim->rl_d;
 	if (argc != 6)
 		return ring_bad(why, "expected 5 arguments, got %d", argc - 1);
 	for (i = 0; i < 5; i++) {
@@ -192,18 +195,16 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 	if (a->ra_m > UINT64_MAX / a->ra_threads)
 		return ring_bad(why, "N*R*M overflows 64 bits");
 	a->ra_msgs = a->ra_threads * a->ra_m;
-	if (lim == NULL)
-		lim = &any;
-	if (a->ra_threads > lim->rl_threads)
+	if (a->ra_threads > max_threads)
 		return ring_bad(why, "N*R = %llu threads is more than %llu",
 				(unsigned long long)a->ra_threads,
-				(unsigned long long)lim->rl_threads);
+				(unsigned long long)max_threads);
 	if ((flags & RING_STACKLESS) && a->ra_d != 0)
 		return ring_bad(why, "D must be 0: stackless coroutines keep "
 				"no stack frame while blocked");
-	if (a->ra_d > lim->rl_d)
+	if (a->ra_d > max_d)
 		return ring_bad(why, "D is more than %llu bytes",
-				(unsigned long long)lim->rl_d);
+				(unsigned long long)max_d);
 	if ((flags & RING_SINGLE) && a->ra_p != 1)
 		return ring_bad(why, "P must be 1: this peer is "
 				"single-threaded");

@@ -70,8 +70,8 @@ struct ring_why {
 	char w_text[160];
 };
 
-/* The most N*R threads and D bytes a program takes, if less than
- * RING_MAX_THREADS and RING_MAX_D: refused with the program's own limit. */
+/* The most N*R threads and D bytes a program takes, below RING_MAX_THREADS
+ * and RING_MAX_D (which bigger ones do not raise): refused with its own. */
 struct ring_limits {
 	uint64_t rl_threads;
 	uint64_t rl_d;

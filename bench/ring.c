@@ -291,7 +291,7 @@ static unsigned ring_setup(int argc, char **argv, int *fault)
 	/* The schedulers count threads in an int; D and the frames beside it
 	 * stay within a thread's default stack limit. */
 	static const struct ring_limits limits = {
-		INT32_MAX, USCHED_STACK_MAX_DEFAULT / 2
+		.rl_threads = INT32_MAX, .rl_d = USCHED_STACK_MAX_DEFAULT / 2
 	};
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;

@@ -282,8 +282,9 @@ int procs_fini(struct procs *ps, void (*late)(struct proc *))
 
 void procs_done(struct procs *ps, const char *caller)
 {
-	if (sched_self(ps->ps_slot) == NULL) {	/* ustack_abort would end
-						 * another scheduler's */
+	/* ustack_abort would end another scheduler's thread, or name
+	 * itself in its message. */
+	if (sched_self(ps->ps_slot) == NULL) {
 		fprintf(stderr, "usched: %s() called outside a thread of its "
 			"scheduler\n", caller);
 		abort();

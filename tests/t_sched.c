@@ -1431,25 +1431,28 @@ static void *names_of(void *arg)
 }
 
 /* done() where it cannot end a thread of its scheduler: a message. */
-static void done_outside(void *done)
+static void (*const dones[])(void) = { rr_done, ll_done };
+
+static void done_outside(void *which)
 {
-	((void (*)(void))done)();
+	dones[(intptr_t)which]();
 }
 
-static void done_in_ll(void *done)
+static void done_in_ll(void *which)
 {
-	if (ll_init(1, 1) != 0 || ll_thread_init(done_outside, done, 0) == NULL)
+	if (ll_init(1, 1) != 0 ||
+	    ll_thread_init(done_outside, which, 0) == NULL)
 		exit(2);
 	ll_fini();
 }
 
 static void test_done_misplaced(void)
 {
-	dies_with(done_outside, (void *)rr_done, "rr_done() called outside",
+	dies_with(done_outside, (void *)0, "rr_done() called outside",
 		  "rr_done() outside a thread");
-	dies_with(done_outside, (void *)ll_done, "ll_done() called outside",
+	dies_with(done_outside, (void *)1, "ll_done() called outside",
 		  "ll_done() outside a thread");
-	dies_with(done_in_ll, (void *)rr_done, "rr_done() called outside",
+	dies_with(done_in_ll, (void *)0, "rr_done() called outside",
 		  "rr_done() in an ll thread, which it would have ended");
 }
 
