@@ -5,6 +5,7 @@
  */
 #include "../sched/sched.h"
 #include "tap.h"
+#include "tsched.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -332,18 +333,17 @@ static void test_start_concurrent(void)
 	   2 * rounds * CTL_KIDS);
 }
 
+static void tests(void)
+{
+	test_spawn_during_fini();
+	test_wake_during_fini();
+	test_orphans_fini();
+	test_fini_concurrent();
+	test_start_concurrent();
+}
+
 int main(void)
 {
-	const char *names[] = { "rr", "ll" };
-
-	for (int i = 0; i < 2; i++) {
-		ops = sched_find(names[i]);
-		require(ops != NULL);
-		test_spawn_during_fini();
-		test_wake_during_fini();
-		test_orphans_fini();
-		test_fini_concurrent();
-		test_start_concurrent();
-	}
+	tsched_each(&ops, tests);
 	return tap_done();
 }

@@ -132,16 +132,15 @@ static void test_pin_precedence(void)
 	   env_off, call_off, bad_unread);
 }
 
+static void tests(void)
+{
+	test_pin_env();
+	test_pinning();
+	test_pin_precedence();
+}
+
 int main(void)
 {
-	const char *names[] = { "rr", "ll" };
-
-	for (int i = 0; i < 2; i++) {
-		ops = sched_find(names[i]);
-		require(ops != NULL);
-		test_pin_env();
-		test_pinning();
-		test_pin_precedence();
-	}
+	tsched_each(&ops, tests);
 	return tap_done();
 }

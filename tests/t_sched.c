@@ -1473,57 +1473,53 @@ static void test_names(void)
 	   "%d of them", good);
 }
 
+/* Each scheduler's tests, after every scheduler's test_before_init. */
+static void tests(void)
+{
+	run_ring(2, 1, 1000, 1, 0);
+	run_ring(8, 100, 100, 1, 0);
+	run_ring(8, 100, 100, 2, 0);
+	run_ring(2, 1000, 100, 3, 0);
+	run_ring(5, 7, 1000, 2, 0);
+	run_ring(2, 4, 20000, 2, 1);
+	run_ring(3, 50, 2000, 3, 1);
+	test_stats_while_running();
+	test_wake_before_wait();
+	test_wake_outside_before_wait();
+	test_many_banked();
+	test_buffer_align();
+	test_buffer_classes_edge();
+	test_reuse_fresh();
+	test_wake_finished();
+	test_failed_spawn_turn();
+	test_wake_counted_at_target();
+	test_late_wakes_counted();
+	test_wake_finished_here();
+	test_wake_among_busy();
+	test_wake_among_spawners();
+	test_spawn_wake_order();
+	test_share_fpctl();
+	test_misc();
+	test_sleeps();
+	test_wake_reuse();
+	test_spawn_elsewhere_reuse();
+	test_spawn_onto_sleeper();
+	test_piled_wakes_reuse();
+	test_order_from_outside();
+	test_sparse_memory();
+	test_million();
+	test_most_procs();
+}
+
 int main(void)
 {
-	const char *names[] = { "rr", "ll" };
-
 	test_names();
 	test_done_misplaced();
 	ok(sched_find("nope") == NULL, "unknown scheduler name: NULL");
 	ok(sched_find(NULL) == NULL, "no scheduler name: NULL");
 	ok(ll_wake(NULL) == -EINVAL && rr_wake(NULL) == -EINVAL,
 	   "ll_wake and rr_wake of NULL, called directly: -EINVAL");
-	for (int i = 0; i < 2; i++) {
-		ops = sched_find(names[i]);
-		require(ops != NULL);
-		test_before_init();
-	}
-	for (int i = 0; i < 2; i++) {
-		ops = sched_find(names[i]);
-		require(ops != NULL && strcmp(ops->so_name, names[i]) == 0);
-		run_ring(2, 1, 1000, 1, 0);
-		run_ring(8, 100, 100, 1, 0);
-		run_ring(8, 100, 100, 2, 0);
-		run_ring(2, 1000, 100, 3, 0);
-		run_ring(5, 7, 1000, 2, 0);
-		run_ring(2, 4, 20000, 2, 1);
-		run_ring(3, 50, 2000, 3, 1);
-		test_stats_while_running();
-		test_wake_before_wait();
-		test_wake_outside_before_wait();
-		test_many_banked();
-		test_buffer_align();
-		test_buffer_classes_edge();
-		test_reuse_fresh();
-		test_wake_finished();
-		test_failed_spawn_turn();
-		test_wake_counted_at_target();
-		test_late_wakes_counted();
-		test_wake_finished_here();
-		test_wake_among_busy();
-		test_wake_among_spawners();
-		test_spawn_wake_order();
-		test_share_fpctl();
-		test_misc();
-		test_sleeps();
-		test_wake_reuse();
-		test_spawn_elsewhere_reuse();
-		test_spawn_onto_sleeper();
-		test_piled_wakes_reuse();
-		test_order_from_outside();
-		test_sparse_memory();
-		test_million();
-		test_most_procs();
-	}
+	tsched_each(&ops, test_before_init);
+	tsched_each(&ops, tests);
 	return tap_done();
 }

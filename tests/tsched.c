@@ -188,3 +188,14 @@ int tsched_stats_sum(const struct sched_ops *ops, struct sched_stats *sum,
 	}
 	return p;
 }
+
+void tsched_each(const struct sched_ops **ops, void (*tests)(void))
+{
+	static const char *const names[] = { "rr", "ll" };
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		*ops = sched_find(names[i]);
+		require(*ops != NULL && strcmp((*ops)->so_name, names[i]) == 0);
+		tests();
+	}
+}

@@ -50,5 +50,7 @@ struct tthread *tsched_self(void);
  */
 int tsched_stats_sum(const struct sched_ops *ops, struct sched_stats *sum,
 		     int n);
+/* Runs tests() with *ops set to each scheduler in turn, rr then ll. */
+void tsched_each(const struct sched_ops **ops, void (*tests)(void));
 
 #endif
