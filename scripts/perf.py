@@ -194,6 +194,16 @@ def switch(args):
               "switch %sx that" % (show(floor), show(ratio(floor, ns))))
 
 
+def rate_cell(r, secs, x, goal=None):
+    """A ring N=8's millions of messages/s in secs, with the ratio x if
+    there is one, and against goal its verdict."""
+    rate = show(mmsgs(8, r, secs), "%.1f")
+    if not x:
+        return rate
+    return "%s = %.2fx%s" % (rate, x, " " + verdict(x, goal, True)
+                             if goal else "")
+
+
 def ring_n8(args):
     section("Ring N=8, P=1: millions of messages/s (best of %d; one run for "
             "R > 10000), usched ll against C++20 (goal 0.8x), Boost.Context "
@@ -218,19 +228,13 @@ def ring_n8(args):
         t = best(cmds, args.runs if r <= 10000 else 1, ours)
         line = "%9d %8d %10s" % (r, m, show(mmsgs(8, r, t[0]), "%.1f"))
         for i in (1, 2):
-            x = ratio(t[i], t[ours])
-            line += " %16s" % ("%s = %.2fx" % (show(mmsgs(8, r, t[i]), "%.1f"),
-                                               x) if x
-                               else show(mmsgs(8, r, t[i]), "%.1f"))
+            line += " %16s" % rate_cell(r, t[i], ratio(t[i], t[ours]))
         for i, p in enumerate(peers):
             if i + ours >= len(t):
                 line += " %22s" % "skipped (memory)"
                 continue
-            x = ratio(t[0], t[i + ours])
-            line += " %22s" % ("%s = %.2fx %s" % (
-                show(mmsgs(8, r, t[i + ours]), "%.1f"), x,
-                verdict(x, p[2], True)) if x
-                else show(mmsgs(8, r, t[i + ours]), "%.1f"))
+            line += " %22s" % rate_cell(r, t[i + ours],
+                                        ratio(t[0], t[i + ours]), p[2])
         print(line)
 
 
