@@ -57,9 +57,15 @@ int is_help(const char *arg)
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+/* 0 if all that went to stdout was written, else the error. */
+static int stdout_error(void)
+{
+	return fflush(stdout) != 0 ? errno : ferror(stdout) ? EIO : 0;
+}
+
 int bench_output_status(const char *prog)
 {
-	int err = fflush(stdout) != 0 ? errno : ferror(stdout) ? EIO : 0;
+	int err = stdout_error();
 
 	if (err == 0)
 		return 0;
@@ -71,7 +77,7 @@ int bench_output_status(const char *prog)
 /* Once the usage went to stdout: exit 0, or 1 if it could not be written. */
 static __attribute__((noreturn)) void help_done(void)
 {
-	exit(fflush(stdout) != 0 || ferror(stdout) ? 1 : 0);
+	exit(stdout_error() != 0);
 }
 
 void help_exit(const char *prog, const char *usage)
