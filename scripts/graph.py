@@ -268,13 +268,6 @@ def tally(points, key):
     return counted(counts), [v for v, _ in counts]
 
 
-def commits(points):
-    """The usched commits the points were measured at, tallied, and how
-    many there are."""
-    used, values = tally(points, "usched")
-    return used, len(values)
-
-
 def other_cpus(points, info):
     """The CPUs the points were measured on, tallied, unless that is the
     header's alone (machine.json's, from the last sweep) or none is known
@@ -309,7 +302,8 @@ def warnings(points, info):
     """What report.md and stderr warn of, in order: each warning's
     paragraph for the report, and its lines for stderr."""
     out = []
-    used, many = commits(points)
+    used, values = tally(points, "usched")
+    many = len(values)
     if many > 1:
         out.append((f"**Warning: the points come from {many} different "
                     "usched commits** (summary.csv's usched column gives "
@@ -338,7 +332,7 @@ def warnings(points, info):
 
 
 def header(info, source, points):
-    used, _ = commits(points)
+    used, _ = tally(points, "usched")
     rows = [("CPU", f"{info.get('cpu')} ({info.get('cores')} cores, "
                     f"{info.get('cpus_used')} used)"),
             ("Kernel", info.get("kernel")),
