@@ -485,8 +485,12 @@ static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 	u->u_state = US_BLOCKED;
 	s->s_nr_blocked++;
 	s->s_blocked = u;
-	stack_copy(u->u_stack, sp, used);
-	san_save(u, sp, used);
+	/* A thread that tail-calls the block saves nothing, and may have
+	 * no buffer: memcpy(NULL, sp, 0) is undefined. */
+	if (used > 0) {
+		stack_copy(u->u_stack, sp, used);
+		san_save(u, sp, used);
+	}
 	return usched_pick(s);
 }
 

@@ -1,9 +1,9 @@
 #!/bin/bash
 # make check-matrix: the test suite under every compiler and optimisation
 # level with the stack protector and _FORTIFY_SOURCE, with -flto, under
-# ASan+UBSan and TSan, under valgrind, and cross-compiled for aarch64 under
-# qemu. One prove run over all of it. A configuration whose tools are
-# missing is skipped with one line (CI installs them all).
+# ASan+UBSan, UBSan alone and TSan, under valgrind, and cross-compiled for
+# aarch64 under qemu. One prove run over all of it. A configuration whose
+# tools are missing is skipped with one line (CI installs them all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,7 +42,7 @@ for cc in gcc clang; do
 		continue
 	fi
 	# lto: link-time optimisation inlines across files, into the tests too
-	for c in O0 O1 O2 O3 Os lto asan; do
+	for c in O0 O1 O2 O3 Os lto asan ubsan; do
 		build "m-$cc-$c" $cc $c
 		tests+=(build/"m-$cc-$c"/tests/t_*)
 	done

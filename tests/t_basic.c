@@ -254,6 +254,36 @@ static void test_blocked_next_run(void)
 	   "is NULL at its start (%d calls)", blocked_calls);
 }
 
+/*
+ * A thread whose function tail-calls the block (as `void f(void *a) {
+ * ll_wait(); }` does when optimised) blocks with its stack pointer at the
+ * bottom: nothing to save, no buffer. Under UBSan (without ASan) the copy
+ * of those 0 bytes to a NULL buffer was reported as a NULL argument.
+ */
+static void tail_block(void *arg)
+{
+	struct tthread *self = tsched_self();
+
+	sched_enqueue(&((struct tsched *)self->t_s.t_u.u_sched)->ts_ready,
+		      &self->t_s);
+	(void)arg;
+	ustack_block();			/* a tail call at -O2 */
+}
+
+static void test_empty_stack(void)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	tsched_spawn(&ts, tail_block, NULL);
+	tsched_spawn(&ts, tsched_nop, NULL);
+	tsched_run(&ts);
+	ok(ts.ts_done == 2 && ts.ts_bytes == 0,
+	   "a thread blocking with an empty stack resumes and finishes (%ld "
+	   "done, %ld bytes left allocated; %d bytes saved at most)",
+	   ts.ts_done, ts.ts_bytes, ts.ts_s.s_max_used);
+}
+
 static void test_self(void)
 {
 	ok(ustack_self() == NULL, "ustack_self() is NULL outside threads");
@@ -271,5 +301,6 @@ int main(void)
 	test_abort();
 	test_blocked();
 	test_blocked_next_run();
+	test_empty_stack();
 	return tap_done();
 }
