@@ -88,7 +88,8 @@ const char *sched_names(void);
 
 /*
  * For the processors started next: 1 (or more) pins processor i to the
- * i-th CPU the process may use (modulo their number), 0 does not pin.
+ * i-th CPU that the native thread starting them (so_start's, or so_fini's
+ * if it starts them) may use, modulo their number; 0 does not pin.
  * Negative (the default): as USCHED_PIN says, "0" or "1"; unset or empty
  * is 1, anything else makes so_init and so_start return -EINVAL.
  */
