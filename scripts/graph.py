@@ -31,11 +31,12 @@ sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import sweep  # noqa: E402  (labels, machine details)
 
 ROOT = sweep.ROOT
-# Bounds of a point's numbers that keep every figure finite, and the
-# threads (N*R) within what numpy's integers and the plots take.
+# Bounds of a point's numbers that keep every figure finite (the times are
+# sweep.py's, which records no other), and the threads (N*R) within what
+# numpy's integers and the plots take.
 MAX_THREADS = 1 << 32
 MAX_M = 1 << 40
-MIN_SECONDS, MAX_SECONDS = 1e-9, 1e9
+MIN_SECONDS, MAX_SECONDS = sweep.MIN_SECONDS, sweep.MAX_SECONDS
 
 
 def load_results(results):
@@ -361,6 +362,19 @@ def failures(points):
     return "\n".join(lines)
 
 
+def legend(points):
+    """A table of what each label is, with its D and P (native threads) as
+    its points ran them; several values where they differ."""
+    what = {i.label: i.what for i in sweep.IMPLS}
+    rows = ["| label | what | D | P |", "|:--|:--|--:|--:|"]
+    for label in label_order(points):
+        mine = [p for p in points if p["label"] == label]
+        d, n = ({str(p.get(k, "?")) for p in mine} for k in ("d", "p"))
+        rows.append(f"| {label} | {what.get(label, 'not in sweep.py')} | "
+                    f"{', '.join(sorted(d))} | {', '.join(sorted(n))} |")
+    return "\n".join(rows)
+
+
 def report(points, images, info, source, linear):
     """The whole report.md text."""
     axes = "the x axis is" if linear else "both axes are"
@@ -369,7 +383,9 @@ def report(points, images, info, source, linear):
              "of the seconds each ring program printed for its run, "
              "thread creation included.  Columns: threads N*R.  \"fail\": "
              "the point failed; empty: not run.  In the plots error bars span "
-             f"the slowest to the fastest run and {axes} logarithmic.", ""]
+             f"the slowest to the fastest run and {axes} logarithmic.", "",
+             "D: extra stack bytes each thread keeps live; P: native "
+             "threads.", "", legend(points), ""]
     for n, pts in by_n(points).items():
         png, svg = (os.path.basename(p) for p in images[n])
         parts += [f"## N = {n} threads per cycle", "",
@@ -402,8 +418,9 @@ def parse_args(argv):
         description="Plots (c<N>.png/.svg), report.md and summary.csv "
         "from sweep.py's results.")
     ap.add_argument("--results", metavar="DIR",
-                    default=os.path.join(ROOT, "report", "results"),
-                    help="sweep.py's results (default report/results)")
+                    default=os.path.join(ROOT, "report", "results-quick"),
+                    help="sweep.py's results (default report/results-quick, "
+                    "the quick profile's)")
     ap.add_argument("--out", metavar="DIR",
                     default=os.path.join(ROOT, "report"),
                     help="where to write (default report)")

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -499,11 +500,17 @@ def main():
     BIN = args.bin
     if sweep.stdout_closed("perf"):
         return 1
+    # As Ctrl-C: the program running is killed on the way out.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, sweep.interrupt)
     try:
         for part in (machine, switch, ring_n8, instructions, ring_n2, ring_p2,
                      extra_bytes, create, memory):
             part(args)
         sys.stdout.flush()
+    except KeyboardInterrupt:
+        print("\nperf: interrupted", file=sys.stderr)
+        return 130
     except Failed as e:
         print("perf: a usched benchmark failed: %s" % e, file=sys.stderr)
         return 1

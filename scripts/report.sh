@@ -1,6 +1,7 @@
 #!/bin/bash
 # make report: install what is missing, build the benchmarks, run the sweep
-# (PROFILE=quick by default, or full) and write report/: plots and report.md.
+# (PROFILE=quick by default, or full) and write report/ (REPORT_DIR=DIR:
+# there instead, relative to the source tree): plots and report.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-quick}
@@ -25,6 +26,7 @@ fi
 python=$(scripts/matplotlib.sh)
 
 make bench
-$python scripts/sweep.py --profile "$profile" --results "$out/results"
-$python scripts/graph.py --results "$out/results" --out "$out"
-echo "report: $out/report.md, plots $out/c2.png $out/c8.png (and .svg)"
+# Each profile's results apart: a quick sweep never replaces hours of a
+# full one's points, and each resumes where it stopped.
+$python scripts/sweep.py --profile "$profile" --results "$out/results-$profile"
+$python scripts/graph.py --results "$out/results-$profile" --out "$out"

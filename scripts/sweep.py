@@ -9,7 +9,8 @@ Two times are kept per run:
   seconds  the number the ring program prints: its run, thread creation
            included, not process start-up (the graphs use this one);
   wall     hyperfine's time for the whole process (start-up, thread
-           creation, teardown).
+           creation, teardown), less its estimate of the shell's own
+           start-up, so it may come out a little below `seconds`.
 To get the first, hyperfine runs the program through its shell with stdout
 appended to a scratch file; hyperfine runs the warm-up first, so the first
 --warmup lines of that file are dropped and the rest are the timed runs.
@@ -19,7 +20,10 @@ machine out of memory (MemAvailable below --mem-reserve) is recorded as
 failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
 their arguments (flags, M, D, P), timed or warm-up runs or binary (its
-SHA-256) changed, or --retry-failed is given for failed ones.  Each point
+SHA-256) changed, or --retry-failed is given for failed ones.  A
+successful point measured with another M (another profile's, as when a
+quick sweep follows a full one in one directory) is not replaced unless
+--replace is given: the sweep stops first, naming it.  Each point
 records the usched commit (git describe of the tree --bin is in) and the
 CPU it was measured at: a sweep resumed another day may run on another
 CPU (a VM's can change).
@@ -30,7 +34,6 @@ import datetime
 import functools
 import hashlib
 import json
-import math
 import os
 import platform
 import re
@@ -45,6 +48,8 @@ from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL = 0  # P value meaning "every CPU this process may run on"
+# The times a point may record, which keep every figure of graph.py finite.
+MIN_SECONDS, MAX_SECONDS = 1e-9, 1e9
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,8 @@ IMPLS = (
          "usched ll, all CPUs, 1000 live stack bytes"),
     Impl("U-ll-10K", "ring", ("--sched", "ll"), 10000, ALL,
          "usched ll, all CPUs, 10000 live stack bytes"),
-    Impl("POSIX", "ring-pthread", (), 0, 1, "one pthread per ring member"),
+    Impl("POSIX", "ring-pthread", (), 0, 1,
+         "one pthread per ring member (P unused)"),
     Impl("GO1T", "ring-go", (), 0, 1, "goroutines, GOMAXPROCS=1"),
     Impl("GO", "ring-go", (), 0, ALL, "goroutines, GOMAXPROCS=all CPUs"),
     Impl("RUST-async-std", "ring-async-std", (), 0, 1,
@@ -181,6 +187,34 @@ def is_done(results, pt, opts):
     return same and not (opts.retry_failed and old.get("status") != "ok")
 
 
+def other_m(results, pt):
+    """The M of the point's saved successful result if it is not pt's
+    (another profile's), else None."""
+    try:
+        with open(result_path(results, pt)) as f:
+            old = json.load(f)
+        if old["status"] == "ok" and old["m"] != pt.m:
+            return old["m"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        pass
+    return None
+
+
+def clash(todo, opts):
+    """Says why the sweep would replace successful points measured with
+    another M, and returns True; False if it would not."""
+    other = [(pt, m) for pt in todo
+             if (m := other_m(opts.results, pt)) is not None]
+    if not other or opts.replace:
+        return False
+    pt, m = other[0]
+    print(f"sweep.py: {opts.results} holds successful points measured "
+          f"with another M, another profile's? ({len(other)}, such as "
+          f"{pt.name}: M={m}, now {pt.m}); give another --results, or "
+          f"--replace to measure them again", file=sys.stderr)
+    return True
+
+
 def mem_available():
     """MemAvailable in bytes, or None where /proc/meminfo is missing."""
     try:
@@ -259,9 +293,9 @@ def parse_seconds(text, warmup, runs):
         raise ValueError(f"expected {warmup + runs} numbers on stdout, "
                          f"got {len(lines)}")
     vals = [float(x) for x in lines[warmup:]]
-    if not all(0 < v < math.inf for v in vals):
-        raise ValueError(f"a time that is not a positive number in "
-                         f"{lines[warmup:]}")
+    if not all(MIN_SECONDS <= v <= MAX_SECONDS for v in vals):
+        raise ValueError(f"a time outside {MIN_SECONDS:g} to "
+                         f"{MAX_SECONDS:g} s in {lines[warmup:]}")
     return vals
 
 
@@ -503,18 +537,22 @@ def parse_args(argv):
                     default=default_reserve(),
                     help="fail a point when MemAvailable drops below this "
                     "(default 5%% of what is available now, >= 512)")
-    ap.add_argument("--results", default=os.path.join(ROOT, "report",
-                                                      "results"),
-                    metavar="DIR", help="default report/results")
+    ap.add_argument("--results", metavar="DIR",
+                    help="default report/results-PROFILE, as make report")
     ap.add_argument("--bin", default=os.path.join(ROOT, "bench", "bin"),
                     metavar="DIR", help="benchmark binaries (default "
                     "bench/bin)")
     ap.add_argument("--retry-failed", action="store_true",
                     help="run again the points recorded as failed")
+    ap.add_argument("--replace", action="store_true",
+                    help="measure again successful points saved with "
+                    "another M (another profile's)")
     ap.add_argument("--dry-run", action="store_true",
                     help="list the points to run and exit")
     opts = ap.parse_args(argv)
     prof = PROFILES[opts.profile]
+    opts.results = opts.results or os.path.join(
+        ROOT, "report", "results-" + opts.profile)
     opts.ns = opts.ns or prof.ns
     opts.rs = opts.rs or prof.rs
     opts.messages = prof.messages
@@ -612,7 +650,8 @@ def main(argv=None):
     if stdout_closed("sweep.py"):
         return 1
     opts = parse_args(sys.argv[1:] if argv is None else argv)
-    signal.signal(signal.SIGTERM, interrupt)
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # hyperfine has a session
+        signal.signal(sig, interrupt)  # of its own: kill it on the way out
     impls = present_impls(opts)
     if not impls:
         print(f"sweep.py: none of the selected programs is in {opts.bin} "
@@ -620,6 +659,8 @@ def main(argv=None):
         return 1
     points = make_points(impls, opts.ns, opts.rs, opts.messages, opts.bin)
     todo = [p for p in points if not is_done(opts.results, p, opts)]
+    if clash(todo, opts):
+        return 2
     if opts.dry_run:
         return dry_run(todo, len(points) - len(todo))
     hyperfine = shutil.which("hyperfine")

@@ -10,6 +10,7 @@ import math
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -138,6 +139,15 @@ def test_graph(tmp):
           "header shows the recorded machine", md[:600])
     check("(c2.png)" in md and "(c8.svg)" in md and "boom" in md,
           "report links the images and lists failures")
+    legend = [x for x in md.split("## N = ")[0].splitlines()
+              if re.fullmatch(r"\| [A-Z].*\|.*\|.*\|.*\|", x)]
+    check(legend == ["| U-rr | usched rr, all CPUs | 0 | 1 |",
+                     "| POSIX | one pthread per ring member (P unused) | 0 | "
+                     "1 |", "| GO | goroutines, GOMAXPROCS=all CPUs | 0 | 1 |",
+                     "| C++1T | C++20 coroutines, 1 thread | 0 | 1 |",
+                     "| BOOST | Boost.Context fibers, 1 thread | 0 | 1 |"],
+          "report.md says what each label is, with D and P as run, in "
+          "sweep.py's order", "\n".join(legend))
     check("| usched | unknown (6 points), v1 (1 point) |" in md
           and "the points come from 2 different usched commits" in md
           and "warning: the points come from 2 usched commits: unknown "
@@ -742,7 +752,7 @@ def test_sweep_bad_input(tmp):
     p = sweep(bindir, res, "--rs", "4", "--only", "POSIX")
     pt = load(res, "POSIX_N2_R4") or {}
     check(p.returncode == 0 and pt.get("status") == "failed"
-          and "a time that is not a positive number" in pt.get("reason", ""),
+          and "a time outside 1e-09 to 1e+09 s" in pt.get("reason", ""),
           "a program that prints inf: the point fails, with why",
           json.dumps(pt) + p.stderr)
     fake_bin(bindir, "ring-pthread", "echo 0.004")
@@ -756,27 +766,103 @@ def test_sweep_bad_input(tmp):
           p.stdout + p.stderr)
 
 
-def test_interrupt(tmp):
-    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
-    os.makedirs(bindir)
-    pidfile = os.path.join(tmp, "pid")
-    fake_bin(bindir, "ring-cpp", f'echo $$ > "{pidfile}"; sleep 60')
-    proc = subprocess.Popen([sys.executable, SWEEP, "--bin", bindir,
-                             "--results", res, "--ns", "2", "--rs", "4",
-                             "--only", "C++1T"], stdout=subprocess.DEVNULL,
+def stop_at_run(cmd, pidfile, sig):
+    """Runs cmd until the fake program writes its pid, sends it sig;
+    (exit status, stderr, whether the program outlived it)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     for _ in range(100):
         if os.path.exists(pidfile):
             break
         time.sleep(0.1)
     time.sleep(0.2)
-    proc.terminate()
+    proc.send_signal(sig)
     err = proc.communicate(timeout=30)[1]
-    check(proc.returncode == 130 and "interrupted" in err
-          and load(res, "C++1T_N2_R4") is None,
-          "SIGTERM stops the sweep without recording the point", err)
     time.sleep(0.2)
-    check(not alive(pidfile), "and kills the running benchmark")
+    left = alive(pidfile)
+    if left:  # not to leave it to the next test
+        with open(pidfile) as f:
+            os.kill(int(f.read()), signal.SIGKILL)
+    return proc.returncode, err, left
+
+
+def test_interrupt(tmp):
+    """hyperfine runs in a session of its own: a hang-up (the terminal or
+    ssh session gone) must stop it as SIGTERM does."""
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        name, res = sig.name, os.path.join(tmp, "results" + sig.name)
+        pidfile = os.path.join(tmp, "pid" + name)
+        fake_bin(bindir, "ring-cpp", f'echo $$ > "{pidfile}"; sleep 60')
+        rc, err, left = stop_at_run(
+            [sys.executable, SWEEP, "--bin", bindir, "--results", res,
+             "--ns", "2", "--rs", "4", "--only", "C++1T"], pidfile, sig)
+        check(rc == 130 and "interrupted" in err
+              and load(res, "C++1T_N2_R4") is None,
+              f"{name} stops the sweep without recording the point", err)
+        check(not left, "and kills the running benchmark")
+
+
+def test_perf_interrupt(tmp):
+    """perf.py stopped (timeout(1), a hang-up, Ctrl-C) leaves nothing
+    running (with --big, a 17.5 GiB ring) and prints no traceback."""
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        pidfile = os.path.join(tmp, "pid" + sig.name)
+        fake_bin(bindir, "switch", f'echo $$ > "{pidfile}"; exec sleep 60')
+        rc, err, left = stop_at_run([sys.executable, PERF, "--bin", bindir,
+                                     "--no-valgrind"], pidfile, sig)
+        check(rc == 130 and "perf: interrupted" in err
+              and "Traceback" not in err and not left,
+              f"perf.py: {sig.name} stops it with the program it ran, "
+              "exit 130", f"exit {rc}, outlived: {left}\n{err}")
+
+
+def test_profiles(tmp):
+    """A quick sweep into a directory of full-profile points (hours of
+    work) stops before it replaces any, unless told to; each profile has
+    its own directory by default."""
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    fake_bin(bindir, "ring-cpp", "echo 0.004")
+    base = ["--bin", bindir, "--results", res, "--ns", "2", "--rs", "2",
+            "--only", "C++1T"]
+    run(SWEEP, *base, "--profile", "full")
+    full = load(res, "C++1T_N2_R2")
+    p = run(SWEEP, *base)
+    check(full is not None and p.returncode == 2
+          and load(res, "C++1T_N2_R2") == full
+          and f"{res} holds successful points measured with another M"
+          in p.stderr and f"(1, such as C++1T_N2_R2: M={full['m']}, now "
+          "200100)" in p.stderr and "--replace" in p.stderr,
+          "a quick sweep over a full one's points stops, naming one, and "
+          "keeps them", p.stderr)
+    p = run(SWEEP, *base, "--replace")
+    now = load(res, "C++1T_N2_R2")
+    check(p.returncode == 0 and now is not None and now["m"] == 200100,
+          "--replace measures them again", p.stderr)
+    sw = __import__("sweep")
+    check([sw.parse_args(a).results for a in ([], ["--profile", "full"])]
+          == [os.path.join(ROOT, "report", "results-" + x)
+              for x in ("quick", "full")],
+          "sweep.py's default results directory is report/results-PROFILE")
+
+
+def test_sweep_bounds(tmp):
+    """A time graph.py would refuse fails the point: else one odd number
+    stops the report, and the sweep, taking it as done, keeps it."""
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    for t in ("1e-12", "2e9"):
+        fake_bin(bindir, "ring-cpp", f"echo {t}")
+        run(SWEEP, "--bin", bindir, "--results", res, "--ns", "2", "--rs",
+            "2", "--only", "C++1T", "--runs", "2", "--retry-failed")
+        pt = load(res, "C++1T_N2_R2")
+        check(pt is not None and pt["status"] == "failed"
+              and "a time outside 1e-09 to 1e+09 s" in pt["reason"],
+              f"a time of {t} s fails the point", json.dumps(pt)[:300])
 
 
 def alive(pidfile):
@@ -1184,7 +1270,8 @@ def main():
                  test_graph_bad, test_graph_legends, test_graph_ticks,
                  test_dry_run, test_sweep,
                  test_sweep_closed_pipe, test_sweep_bad_input,
-                 test_interrupt, test_perf,
+                 test_interrupt, test_perf_interrupt, test_profiles,
+                 test_sweep_bounds, test_perf,
                  test_cpu_model):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
