@@ -118,8 +118,9 @@ $(OUT)/tests/%: $(OBJ)/tests/%.o $(TEST_LIB) $(O)/libusched.a
 
 $(TMALLOC_TESTS): $(OBJ)/tests/tmalloc.o
 
-# t_lock tests the schedulers' lock, whose symbols the library hides.
-$(OUT)/tests/t_lock: $(OBJ)/sched/lock.o
+# t_lock tests the schedulers' lock, whose symbols the library hides, and
+# t_sched takes rr's to hold a waker still.
+$(OUT)/tests/t_lock $(OUT)/tests/t_sched: $(OBJ)/sched/lock.o
 
 # t_ringcheck tests the ring peers' shared checks.
 $(OBJ)/tests/t_ringcheck.o: ALL_CFLAGS += -Ibench

@@ -1473,6 +1473,83 @@ static void test_names(void)
 	   "%d of them", good);
 }
 
+/*
+ * A struct that a wake from elsewhere holds is not reused, though its
+ * thread has ended (sched/pool.c, thread_claim): the wake would reach the
+ * new thread. Only rr's waker can be held still while it holds a struct:
+ * it then takes its processor's lock, which the test takes first (rr.c's
+ * struct rr_proc: a struct proc, then the lock; were it moved, the wake
+ * would not wait, and would return 0). A native thread wakes the running
+ * thread and waits with its hold; the thread ends, and its struct goes
+ * back for spawns from elsewhere (it was one); another native thread's
+ * spawn must take another struct.
+ */
+static void *held_thread, *held_spawned;
+static int held_running, held_go, held_wake_rc;
+
+static void held_body(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&held_running, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&held_go, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void *held_waker(void *arg)
+{
+	(void)arg;
+	held_wake_rc = ops->so_wake(held_thread);
+	return NULL;
+}
+
+static void *held_spawner(void *arg)
+{
+	(void)arg;
+	held_spawned = ops->so_spawn(tsched_nop, NULL, 0);
+	return NULL;
+}
+
+static void test_held_not_reused(void)
+{
+	struct sched_thread *t;
+	struct sched_lock *lock;
+	struct proc *p;
+	pthread_t w, sp;
+
+	if (strcmp(ops->so_name, "rr") != 0)
+		return;
+	held_running = held_go = 0;
+	held_spawned = NULL;
+	require(ops->so_init(1, 2) == 0);
+	held_thread = ops->so_spawn(held_body, NULL, 0);	/* owed: 1 */
+	require(held_thread != NULL && ops->so_start() == 0);
+	t = held_thread;
+	p = (struct proc *)t->t_u.u_sched;
+	lock = (struct sched_lock *)(p + 1);	/* r_lock */
+	tap_watchdog(60, "rr: a held struct's reuse test hangs");
+	while (!__atomic_load_n(&held_running, __ATOMIC_ACQUIRE))
+		sched_yield();
+	sched_lock(lock);
+	require(pthread_create(&w, NULL, held_waker, NULL) == 0);
+	while (__atomic_load_n(&t->t_holds, __ATOMIC_ACQUIRE) == 0)
+		sched_yield();	/* the waker holds t, waits for the lock */
+	__atomic_store_n(&held_go, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&p->p_spare, __ATOMIC_ACQUIRE) == NULL)
+		sched_yield();	/* t ended, its struct given back */
+	require(pthread_create(&sp, NULL, held_spawner, NULL) == 0);
+	while (__atomic_load_n(&p->p_owed, __ATOMIC_ACQUIRE) < 2)
+		sched_yield();	/* the spawn has its struct */
+	sched_unlock(lock);
+	pthread_join(w, NULL);
+	pthread_join(sp, NULL);
+	require(ops->so_fini() == 0);
+	tap_watchdog_off();
+	ok(held_spawned != NULL && held_spawned != held_thread &&
+	   held_wake_rc == -ESRCH, "%s: a struct held by a wake from "
+	   "elsewhere is not reused when its thread ends (wake %d)",
+	   ops->so_name, held_wake_rc);
+}
+
 /* Each scheduler's tests, after every scheduler's test_before_init. */
 static void tests(void)
 {
@@ -1505,6 +1582,7 @@ static void tests(void)
 	test_spawn_elsewhere_reuse();
 	test_spawn_onto_sleeper();
 	test_piled_wakes_reuse();
+	test_held_not_reused();
 	test_order_from_outside();
 	test_sparse_memory();
 	test_million();
