@@ -246,18 +246,6 @@ static __attribute__((noinline)) int ll_wait_drained(struct ll_proc *l,
 	return ll_take_permit(t) ? 0 : ustack_block();
 }
 
-/*
- * For programs built with -flto, which may then inline the wait into their
- * loops: gcc 12 does so across files only with inline, a hint here (this
- * stays the external definition). clang does unasked, and its
- * -Wstatic-in-inline would take this for an inline definition.
- */
-#ifdef __clang__
-#define LTO_INLINE
-#else
-#define LTO_INLINE inline
-#endif
-
 LTO_INLINE int ll_wait(void)
 {
 	struct sched_thread *t = sched_self(PROCS_LL);

@@ -123,7 +123,7 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 	return (struct rr_thread *)t;
 }
 
-int rr_wait(void)
+LTO_INLINE int rr_wait(void)
 {
 	struct sched_thread *t = sched_self(PROCS_RR);
 

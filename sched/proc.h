@@ -13,6 +13,19 @@
 #include <pthread.h>
 #include <stddef.h>
 
+/*
+ * For a scheduler's wait, which programs built with -flto may then inline
+ * into their loops: gcc 12 does so across files only with inline, a hint
+ * on a definition in a .c file (which stays the external definition).
+ * clang does unasked, and its -Wstatic-in-inline would take this for an
+ * inline definition.
+ */
+#ifdef __clang__
+#define LTO_INLINE
+#else
+#define LTO_INLINE inline
+#endif
+
 /* The library's own: not exported from libusched.so. */
 #pragma GCC visibility push(hidden)
 

@@ -51,7 +51,8 @@ for s in rr ll; do
 done
 expect 0 ring -v 4 3 10 0 1
 # ring-lto, against the library's LTO archive: the same checks pass, and
-# the link inlined ll_wait into the loop (what README says -flto gains).
+# the link inlined each scheduler's wait into its loop (what README says
+# -flto gains).
 for s in rr ll; do
 	expect 0 ring-lto --sched $s 7 13 101 1000 2
 	USCHED_RING_FAULT=spurious expect 1 ring-lto --sched $s 4 3 10 0 1
@@ -59,11 +60,14 @@ done
 if ! command -v objdump >/dev/null; then
 	echo "# skipping ring-lto's loop: no objdump"
 elif built ring-lto; then
-	loop=$(objdump -d "$bin/ring-lto" |
-		awk '/<rounds_ll(\.lto_priv\.[0-9]+)?>:$/ { p = 1; next }
-		     p && /^$/ { exit } p')
-	[[ $loop == *call* && ! $loop =~ \<ll_wait[.\>] ]]
-	ok $? "ring-lto: rounds_ll calls no ll_wait (nor a clone of it)"
+	for s in rr ll; do
+		loop=$(objdump -d "$bin/ring-lto" |
+			awk -v f="rounds_$s" '
+			    $0 ~ "<" f "(\\.lto_priv\\.[0-9]+)?>:$" { p = 1; next }
+			    p && /^$/ { exit } p')
+		[[ $loop == *call* && ! $loop =~ \<${s}_wait[.\>] ]]
+		ok $? "ring-lto: rounds_$s calls no ${s}_wait (nor a clone of it)"
+	done
 fi
 # 2000 stacks of 20 KB in 40 MB of address space: waits fail for memory.
 (ulimit -v 40000; exec timeout 120 "$bin/ring" 2 2000 4 20000 1) \
