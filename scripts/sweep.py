@@ -172,17 +172,26 @@ def sha256(path):
         return None
 
 
+def saved(results, pt):
+    """The point's saved record, or None if there is none to read."""
+    try:
+        with open(result_path(results, pt)) as f:
+            old = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return old if isinstance(old, dict) else None
+
+
 def is_done(results, pt, opts):
     """True if the point has a saved result measured the same way: same
     arguments (flags, N, R, M, D, P), runs and warm-up runs, and the same
     binary."""
+    old = saved(results, pt)
     try:
-        with open(result_path(results, pt)) as f:
-            old = json.load(f)
         same = (old["command"][1:], old["runs"], old["warmup"],
                 old["binary_sha256"]) == (list(pt.argv[1:]), opts.runs,
                                           opts.warmup, sha256(pt.argv[0]))
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+    except (KeyError, TypeError):
         return False
     return same and not (opts.retry_failed and old.get("status") != "ok")
 
@@ -190,13 +199,9 @@ def is_done(results, pt, opts):
 def other_m(results, pt):
     """The M of the point's saved successful result if it is not pt's
     (another profile's), else None."""
-    try:
-        with open(result_path(results, pt)) as f:
-            old = json.load(f)
-        if old["status"] == "ok" and old["m"] != pt.m:
-            return old["m"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        pass
+    old = saved(results, pt) or {}
+    if old.get("status") == "ok" and old.get("m") != pt.m:
+        return old.get("m")
     return None
 
 
