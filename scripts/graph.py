@@ -31,12 +31,11 @@ sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import sweep  # noqa: E402  (labels, machine details)
 
 ROOT = sweep.ROOT
-# Bounds of a point's numbers that keep every figure finite (the times are
-# sweep.py's, which records no other), and the threads (N*R) within what
-# numpy's integers and the plots take.
+# Bounds of a point's numbers that keep every figure finite, and the
+# threads (N*R) within what numpy's integers and the plots take; the times'
+# are sweep.py's, which records no other.
 MAX_THREADS = 1 << 32
 MAX_M = 1 << 40
-MIN_SECONDS, MAX_SECONDS = sweep.MIN_SECONDS, sweep.MAX_SECONDS
 
 
 def load_results(results):
@@ -91,10 +90,12 @@ def point_error(pt):
         return f"fields 'n' and 'r': N*R is more than {MAX_THREADS} threads"
     secs = pt.get("seconds", [])
     if not isinstance(secs, list) or not all(
-            type(x) in (int, float) and MIN_SECONDS <= x <= MAX_SECONDS
+            type(x) in (int, float)
+            and sweep.MIN_SECONDS <= x <= sweep.MAX_SECONDS
             for x in secs):
-        return (f"field 'seconds': want a list of times from {MIN_SECONDS:g} "
-                f"to {MAX_SECONDS:g} s, got {json.dumps(secs)[:60]}")
+        return ("field 'seconds': want a list of times from "
+                f"{sweep.MIN_SECONDS:g} to {sweep.MAX_SECONDS:g} s, got "
+                f"{json.dumps(secs)[:60]}")
     if pt["status"] == "ok" and not secs:
         return "field 'seconds': empty in an ok point"
     if not isinstance(pt.get("usched", ""), str):
