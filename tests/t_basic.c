@@ -263,10 +263,10 @@ static void test_blocked_next_run(void)
 static void tail_block(void *arg)
 {
 	struct tthread *self = tsched_self();
+	struct tsched *ts = (struct tsched *)self->t_s.t_u.u_sched;
 
-	sched_enqueue(&((struct tsched *)self->t_s.t_u.u_sched)->ts_ready,
-		      &self->t_s);
 	(void)arg;
+	sched_enqueue(&ts->ts_ready, &self->t_s);
 	ustack_block();			/* a tail call at -O2 */
 }
 

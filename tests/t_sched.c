@@ -1524,7 +1524,7 @@ static void test_held_not_reused(void)
 	held_thread = ops->so_spawn(held_body, NULL, 0);	/* owed: 1 */
 	require(held_thread != NULL && ops->so_start() == 0);
 	t = held_thread;
-	p = (struct proc *)t->t_u.u_sched;
+	p = proc_of(t);
 	lock = (struct sched_lock *)(p + 1);	/* r_lock */
 	tap_watchdog(60, "rr: a held struct's reuse test hangs");
 	while (!__atomic_load_n(&held_running, __ATOMIC_ACQUIRE))
