@@ -62,16 +62,26 @@ PEERS       := c cpp go rust
 	clean distclean bench report perf FORCE
 all: $(O)/libusched.a $(O)/libusched.so
 
-$(OBJ)/%.o: %.c $(LIB_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
-
 # A resumed thread returns where no shadow stack (Intel CET) expects it:
 # usched.o must never claim to support one, whatever CFLAGS ask. The target
 # is asked with CFLAGS: they may name another (clang --target).
 CET_OFF := $(if $(findstring x86_64,$(shell $(CC) $(CFLAGS) -dumpmachine \
 		2>/dev/null)),\
 		-fcf-protection=branch)
+
+# What is built under OUT depends on the compiler and flags it was built
+# with, recorded in OBJ/flags: a make with others rebuilds it all. The
+# record's date changes only when they do. (Not ALL_CFLAGS: some targets
+# add to it, and their prerequisites, this record among them, inherit it.)
+BUILD_FLAGS = $(CC) $(CFLAGS) $(LDLIBS)
+$(OBJ)/flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
+
+$(OBJ)/%.o: %.c $(LIB_HDRS) $(OBJ)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 $(OBJ)/usched.o: ALL_CFLAGS += $(CET_OFF)
 
 # Only the tests' objects depend on the tests' headers.
@@ -137,7 +147,7 @@ bench: $(BENCH_PROGS)
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p || exit; done
 
 $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
-		bench/common.h $(O)/libusched.a
+		bench/common.h $(O)/libusched.a $(OBJ)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ $(LDLIBS)
 
@@ -145,20 +155,13 @@ $(BENCH_BIN)/switch: bench/floor.c bench/floor.h
 
 # ring-lto: the ring as a program built with -flto gets it, against the
 # library built with the same flags and -flto, whose wait the link inlines
-# into the ring's loop. Its objects are the compiler's IR: a change of
-# compiler or flags (recorded in build/lto/flags) rebuilds them all. The
-# sub-make builds the archive under the other rule, for its O.
+# into the ring's loop. The sub-make builds the archive under the other
+# rule, for its O, and rebuilds it when a source or the flags changed.
 LTO_OUT   := build/lto
 LTO_LIB   := $(LTO_OUT)/libusched.a
-LTO_FLAGS := $(CC) $(CFLAGS) -flto
 ifneq ($(O),$(LTO_OUT))
-$(LTO_OUT)/flags: FORCE
-	@mkdir -p $(@D)
-	@echo '$(LTO_FLAGS)' | cmp -s - $@ || \
-		{ rm -rf $(LTO_OUT)/obj; echo '$(LTO_FLAGS)' > $@; }
-
-$(LTO_LIB): $(LIB_SRCS) $(LIB_HDRS) $(LTO_OUT)/flags
-	@$(MAKE) --no-print-directory O=$(LTO_OUT) CFLAGS="$(CFLAGS) -flto" $@
+$(LTO_LIB): FORCE
+	@$(MAKE) -s --no-print-directory O=$(LTO_OUT) CFLAGS="$(CFLAGS) -flto" $@
 endif
 
 $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \

@@ -1,0 +1,84 @@
+#!/bin/bash
+# The build follows its compiler and flags: a make with other CFLAGS or
+# another CC rebuilds the library, the tests and the benchmarks under the
+# same O, and a make with the same ones rebuilds nothing. The debug info's
+# producer lines say which flags an object or program was built with.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/tap.sh"
+
+# mk CC CFLAGS TARGET...: a make of its own into $tmp/out, not given the
+# variables of a make that may be running the tests; its log in $tmp/log.
+mk() {
+	local cc=$1 cflags=$2
+	shift 2
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u CC \
+		make -C "$root" --no-print-directory O="$tmp/out" CC="$cc" \
+		CFLAGS="$cflags" "$@" >"$tmp/log" 2>&1 ||
+		{ sed 's/^/# /' "$tmp/log"; return 1; }
+}
+
+# compiled: how many sources the last make compiled
+compiled() {
+	grep -c -- ' -c ' "$tmp/log"
+}
+
+# built_with FILE FLAG: each of FILE's producer lines names FLAG (and
+# the program's own, ring.c, is among them)
+built_with() {
+	readelf --debug-dump=info "$1" 2>/dev/null | grep DW_AT_producer |
+		grep -v -- " $2\( \|$\)" | grep -q . && return 1
+	readelf --debug-dump=info "$1" 2>/dev/null | grep -q DW_AT_producer
+}
+
+objs=$(cd "$root" && ls usched.c rr.c ll.c sched/*.c | wc -l)
+t=tests/t_basic
+# The benchmarks go to bench/bin unless told: here, to $tmp/bin.
+ring=(BENCH_BIN="$tmp/bin" "$tmp/bin/ring")
+
+mk cc "-O2 -g" all "$tmp/out/$t" "${ring[@]}"
+ok $? "make all, $t and the ring with -O2"
+built_with "$tmp/out/obj/ll.o" -O2
+ok $? "ll.o is built with -O2"
+
+mk cc "-O2 -g" all "$tmp/out/$t" "${ring[@]}" && [ "$(compiled)" = 0 ] &&
+	! grep -q -- "-o $tmp/bin/ring" "$tmp/log"
+ok $? "the same make again compiles nothing ($(compiled) compiled)"
+
+touch "$tmp/before"
+mk cc "-O1 -g" all "$tmp/out/$t" "${ring[@]}" && [ "$(compiled)" -gt "$objs" ]
+ok $? "with -O1, it compiles the library's $objs sources and the test's" \
+	"again ($(compiled) compiled)"
+bad=
+for o in "$tmp"/out/obj/*.o "$tmp"/out/obj/sched/*.o \
+	 "$tmp/out/obj/$t.o"; do
+	built_with "$o" -O1 || bad+=" ${o#$tmp/out/obj/}"
+done
+[ -z "$bad" ]
+ok $? "every object is now built with -O1${bad:+ (not:$bad)}"
+# The archive's objects are renamed copies: check one of them.
+(cd "$tmp" && ar x "$tmp/out/libusched.a" dispatcher.o) &&
+	built_with "$tmp/dispatcher.o" -O1
+ok $? "so is libusched.a's dispatcher"
+[ "$tmp/out/$t" -nt "$tmp/before" ]
+ok $? "$t is linked again"
+built_with "$tmp/bin/ring" -O1
+ok $? "the ring is built again, with -O1"
+
+mk cc "-O1 -g" all "$tmp/out/$t" "${ring[@]}" && [ "$(compiled)" = 0 ] &&
+	! grep -q -- "-o $tmp/bin/ring" "$tmp/log"
+ok $? "-O1 again compiles nothing ($(compiled) compiled)"
+
+if command -v clang >/dev/null; then
+	mk clang "-O1 -g" all && [ "$(compiled)" = "$objs" ]
+	ok $? "clang, same flags: the library again ($(compiled) compiled)"
+	readelf --debug-dump=info "$tmp/out/obj/ll.o" |
+		grep -m1 DW_AT_producer | grep -q clang
+	ok $? "ll.o is clang's"
+else
+	echo "# skipping the change of compiler: no clang"
+fi
+
+tap_done
