@@ -38,14 +38,20 @@ t=tests/t_basic
 # The benchmarks go to bench/bin unless told: here, to $tmp/bin.
 ring=(BENCH_BIN="$tmp/bin" "$tmp/bin/ring")
 
+# again CFLAGS: the same make once more compiles and links nothing
+again() {
+	mk cc "$1" all "$tmp/out/$t" "${ring[@]}" && [ "$(compiled)" = 0 ] &&
+		! grep -q -- "-o $tmp/bin/ring" "$tmp/log"
+	ok $? "the same make with $1 again compiles nothing ($(compiled)" \
+		"compiled)"
+}
+
 mk cc "-O2 -g" all "$tmp/out/$t" "${ring[@]}"
 ok $? "make all, $t and the ring with -O2"
 built_with "$tmp/out/obj/ll.o" -O2
 ok $? "ll.o is built with -O2"
 
-mk cc "-O2 -g" all "$tmp/out/$t" "${ring[@]}" && [ "$(compiled)" = 0 ] &&
-	! grep -q -- "-o $tmp/bin/ring" "$tmp/log"
-ok $? "the same make again compiles nothing ($(compiled) compiled)"
+again "-O2 -g"
 
 touch "$tmp/before"
 mk cc "-O1 -g" all "$tmp/out/$t" "${ring[@]}" && [ "$(compiled)" -gt "$objs" ]
@@ -67,9 +73,7 @@ ok $? "$t is linked again"
 built_with "$tmp/bin/ring" -O1
 ok $? "the ring is built again, with -O1"
 
-mk cc "-O1 -g" all "$tmp/out/$t" "${ring[@]}" && [ "$(compiled)" = 0 ] &&
-	! grep -q -- "-o $tmp/bin/ring" "$tmp/log"
-ok $? "-O1 again compiles nothing ($(compiled) compiled)"
+again "-O1 -g"
 
 if command -v clang >/dev/null; then
 	mk clang "-O1 -g" all && [ "$(compiled)" = "$objs" ]
