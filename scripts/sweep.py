@@ -82,7 +82,7 @@ IMPLS = (
     Impl("RUST-async-std", "ring-async-std", (), 0, 1,
          "Rust async-std tasks, 1 thread"),
     Impl("RUST-tokio", "ring-tokio", (), 0, 1,
-         "Rust tokio tasks, current-thread runtime"),
+         "Rust tokio tasks, multi-thread runtime, 1 worker"),
     Impl("RUST-tokio-MT", "ring-tokio", (), 0, ALL,
          "Rust tokio tasks, multi-thread runtime on all CPUs"),
     Impl("C++1T", "ring-cpp", (), 0, 1, "C++20 coroutines, 1 thread"),

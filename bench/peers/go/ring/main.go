@@ -1,5 +1,5 @@
-// ring-go: the ring benchmark with one goroutine per ring member and
-// unbuffered channels between neighbours.
+// ring-go: the ring benchmark with one goroutine per ring member and a
+// buffered channel as each member's inbox.
 //
 // Usage: ring-go N R M D P (see internal/peer.RingUsage).
 package main
@@ -25,7 +25,7 @@ func main() {
 	runtime.GOMAXPROCS(int(cfg.P))
 
 	threads := float64(cfg.N) * float64(cfg.R)
-	peer.CheckMemory(prog, threads*bytesPerGoroutine(cfg.D))
+	peer.CheckMemory(prog, threads*bytesPerGoroutine(cfg.D, cfg.N))
 	n, m, total := int(cfg.N), int(cfg.M), int(cfg.N*cfg.R)
 
 	counts := make([]uint64, total) // tokens received, one slot per member
@@ -38,8 +38,15 @@ func main() {
 	for c := 0; c < int(cfg.R); c++ {
 		// in[j] is member j's inbox; member j writes to in[(j+1)%n].
 		in := inboxes[c*n : (c+1)*n]
+		// An inbox holds n tokens, so that a send never waits for its
+		// receiver: a hand-off counts, as the other rings' wake-ups and
+		// semaphores do (unbuffered channels, where it waited, took
+		// 1.5-1.7 times as long). n are enough: while member j waits for
+		// round k's token, its left neighbour cannot pass on the token of
+		// the next round r that j starts (r <= k+n), which reaches it
+		// through j; so it has sent those of rounds k to r-1 at most.
 		for j := range in {
-			in[j] = make(chan uint64)
+			in[j] = make(chan uint64, n)
 		}
 		for j := 0; j < n; j++ {
 			i := c*n + j
@@ -160,11 +167,12 @@ func padIntact(b []byte, seed int) bool {
 // bytesPerGoroutine estimates one member's memory if all are alive at once
 // (the worst case; at P=1 cycles often finish while later ones are still
 // being created): its stack (a power of two, at least 2 KiB) plus the
-// goroutine, channel and closure, measured at about 0.9 KiB together.
-func bytesPerGoroutine(d uint64) float64 {
+// goroutine, channel and closure, measured at about 0.9 KiB together, and
+// the channel's buffer of n tokens.
+func bytesPerGoroutine(d, n uint64) float64 {
 	stack := uint64(2048)
 	for stack < d+2048 {
 		stack *= 2
 	}
-	return float64(stack + 1024)
+	return float64(stack + 1024 + 8*n)
 }

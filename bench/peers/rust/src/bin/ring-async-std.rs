@@ -6,10 +6,10 @@
 //! async-std API) run by task::block_on on the main thread; the one global
 //! worker thread stays idle. P>1: members are spawned onto the global
 //! executor's P worker threads; the main thread only waits for them.
-//! Links are futures' mpsc channels with buffer 0, and each send waits
-//! until the receiver has taken the token: a rendezvous, like an unbuffered
-//! Go channel. (async-std's own bounded(1) channel measured about 1.5x
-//! slower here and has no rendezvous.)
+//! Links are futures' mpsc channels with room for N tokens (a buffer of
+//! N-1, plus one for the sender): a send never waits, as a wake-up in the
+//! other rings does not (no more are pending; see ring-go). (async-std's
+//! own bounded channel measured about 1.5x slower here.)
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         let mut counts = Vec::with_capacity(cfg.members());
         let start = Instant::now();
         for _ in 0..cfg.r {
-            for (j, (inbox, out)) in (0..).zip(cycle(cfg.n, || mpsc::channel(0))) {
+            for (j, (inbox, out)) in (0..).zip(cycle(cfg.n, || mpsc::channel(cfg.n as usize - 1))) {
                 let fut = member(j, cfg.n, cfg.m, inbox, out);
                 tasks.push(if cfg.p == 1 {
                     task::spawn_local(fut)
