@@ -41,7 +41,7 @@ func main() {
 		// An inbox holds n tokens, so that a send never waits for its
 		// receiver: a hand-off counts, as the other rings' wake-ups and
 		// semaphores do (unbuffered channels, where it waited, took
-		// 1.5-1.7 times as long). n are enough: while member j waits for
+		// 2.3-3.7 times as long). n are enough: while member j waits for
 		// round k's token, its left neighbour cannot pass on the token of
 		// the next round r that j starts (r <= k+n), which reaches it
 		// through j; so it has sent those of rounds k to r-1 at most.

@@ -2,9 +2,9 @@
 //!
 //! A multi_thread runtime with P workers runs the members, and the task
 //! that spawns them: the main thread only waits. (For P=1, tokio's
-//! current_thread runtime, which runs tasks on the main thread, was up to
-//! 7 times as slow on wide rings: it has no LIFO slot, so a woken member
-//! waits behind every ready one.) Links are tokio mpsc channels of
+//! current_thread runtime, which runs tasks on the main thread, has no
+//! LIFO slot: a woken member waits behind every ready one, which made
+//! wide rings several times as slow.) Links are tokio mpsc channels of
 //! capacity N: a send never waits, as a wake-up in the other rings does
 //! not (no more are pending; see ring-go).
 
