@@ -161,6 +161,17 @@ static int ring_bad(struct ring_why *why, const char *fmt, ...)
 	return -1;
 }
 
+static int ring_fault_read(struct ring_args *a, struct ring_why *why)
+{
+	const char *v = getenv("USCHED_RING_FAULT");
+
+	a->ra_fault = v != NULL && *v != 0;
+	if (a->ra_fault && strcmp(v, "spurious") != 0)
+		return ring_bad(why, "USCHED_RING_FAULT is '%.64s'; the only "
+				"fault is 'spurious'", v);
+	return 0;
+}
+
 int ring_args_read(struct ring_args *a, int argc, char **argv,
 		   unsigned int flags, const struct ring_limits *lim,
 		   struct ring_why *why)
@@ -217,7 +228,7 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 	if (!(flags & RING_ANY_P) && a->ra_p > RING_MAX_P)
 		return ring_bad(why, "P is more than %llu",
 				(unsigned long long)RING_MAX_P);
-	return 0;
+	return ring_fault_read(a, why);
 }
 
 void ring_args_parse(struct ring_args *a, int argc, char **argv,

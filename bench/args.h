@@ -37,6 +37,9 @@ struct ring_args {
 	uint64_t ra_p;		/* native threads */
 	uint64_t ra_threads;	/* n * r */
 	uint64_t ra_msgs;	/* n * r * m */
+	int	 ra_fault;	/* USCHED_RING_FAULT=spurious: the last thread
+				 * gets a token nobody handed it, which its
+				 * checks must catch (a spurious wake-up) */
 };
 
 /* skynet's LEAVES: 0 if s is a power of 10 up to 10^9 (the sum of the
@@ -77,9 +80,9 @@ struct ring_limits {
 	uint64_t rl_d;
 };
 
-/* Parse argv = PROG N R M D P into @a, within @lim (NULL: the RING_MAX_
- * ones): 0, or -1 with the reason in @why, for a program that prints its
- * own usage. */
+/* Parse argv = PROG N R M D P, and USCHED_RING_FAULT (unset, empty or
+ * "spurious"), into @a, within @lim (NULL: the RING_MAX_ ones): 0, or -1
+ * with the reason in @why, for a program that prints its own usage. */
 int ring_args_read(struct ring_args *a, int argc, char **argv,
 		   unsigned flags, const struct ring_limits *lim,
 		   struct ring_why *why);

@@ -199,19 +199,6 @@ static void (*rounds_of(const struct sched_ops *ops))(uint64_t)
 	return NULL;
 }
 
-/* USCHED_RING_FAULT=spurious: inject a spurious wake-up; other values fail. */
-static int fault_wanted(const char *prog)
-{
-	const char *v = getenv("USCHED_RING_FAULT");
-
-	if (v == NULL || *v == 0)
-		return 0;
-	if (strcmp(v, "spurious") != 0)
-		usage_fail(prog, usage, "USCHED_RING_FAULT is '%s'; the only "
-			   "fault is 'spurious'", v);
-	return 1;
-}
-
 static __attribute__((noinline)) void member_padded(uint64_t i)
 {
 	size_t d = ring.r_args.ra_d;
@@ -281,12 +268,12 @@ static void page_in(void *mem, size_t n)
 }
 
 /*
- * Options, USCHED_RING_FAULT (into *fault) and arguments into ring, with
- * the limits of this program, and its handle and count arrays: exits 2 on
- * bad ones, before allocating, 1 if the run cannot fit. Returns the
- * BENCH_* flags given.
+ * Options, arguments and USCHED_RING_FAULT into ring, with the limits of
+ * this program, and its handle and count arrays: exits 2 on bad ones,
+ * before allocating, 1 if the run cannot fit. Returns the BENCH_* flags
+ * given.
  */
-static unsigned ring_setup(int argc, char **argv, int *fault)
+static unsigned ring_setup(int argc, char **argv)
 {
 	/* The schedulers count threads in an int; D and the frames beside it
 	 * stay within a thread's default stack limit. */
@@ -302,7 +289,6 @@ static unsigned ring_setup(int argc, char **argv, int *fault)
 
 	i = bench_options(argc, argv, usage, "ll", 0, &ring.r_ops,
 			  BENCH_VERBOSE | BENCH_SHARE_FPCTL, &flags);
-	*fault = fault_wanted(prog);	/* after -h, which wins */
 	sched_set_share_fpctl(flags & BENCH_SHARE_FPCTL);
 	ring.r_rounds = rounds_of(ring.r_ops);
 	if (ring.r_rounds == NULL) {	/* sched_find knows one more */
@@ -377,13 +363,13 @@ int main(int argc, char **argv)
 {
 	const char *prog = argv[0];
 	const struct ring_args *a = &ring.r_args;
-	int fault, rc;
-	unsigned flags = ring_setup(argc, argv, &fault);
+	int rc;
+	unsigned flags = ring_setup(argc, argv);
 	double secs = bench_seconds();
 
 	if (ring_spawn(prog) != 0)
 		return 1;
-	if (fault &&
+	if (a->ra_fault &&
 	    (rc = ring.r_ops->so_wake(ring.r_thread[slot(a->ra_threads - 1)])))
 		call_failed(rc);
 	if ((rc = ring.r_ops->so_start()) != 0 ||

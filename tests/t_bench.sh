@@ -134,6 +134,8 @@ for a in "2 1 1 2000000000 1:D is more than 524288 bytes" \
 done
 
 # The peers: tiny rings, bad arguments, and what each accepts for D and P.
+# A token nobody handed (USCHED_RING_FAULT=spurious) fails each one's
+# checks, as it fails usched's ring.
 for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 	 ring-cpp-pool ring-boost; do
 	built $p || continue
@@ -143,6 +145,20 @@ for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 	for a in "${bad_ring_args[@]}"; do
 		expect 2 $p $a
 	done
+	for a in "4 3 10 0 1" "2 1 1 0 1" "8 100 100 0 1"; do
+		USCHED_RING_FAULT=spurious expect 1 $p $a
+	done
+	USCHED_RING_FAULT=0 expect 2 $p 4 3 10 0 1
+	out=$(USCHED_RING_FAULT=x timeout 120 "$bin/$p" --help 2>"$err")
+	[ $? = 0 ] && [[ $out == usage:* ]] && ! [ -s "$err" ]
+	ok $? "USCHED_RING_FAULT=x $p --help: the usage all the same, exit 0"
+done
+# On more than one native thread too.
+for run in "ring-pthread 4 3 10 0 2" "ring-go 5 20 100 0 2" \
+	   "ring-tokio 5 20 100 0 2" "ring-async-std 5 20 100 0 2" \
+	   "ring-cpp-pool 5 20 100 0 3"; do
+	built ${run%% *} || continue
+	USCHED_RING_FAULT=spurious expect 1 $run
 done
 for p in ring-pthread ring-cpp ring-cpp-pool ring-boost; do
 	built $p && expect 2 $p 65536 65536 1 0 1	# over 32-bit indices

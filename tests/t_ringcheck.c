@@ -1,7 +1,8 @@
 /*
  * The ring peers' shared checks (bench/peers/ring-check.h) fail when they
- * should: a short token count, a corrupted pad, and more bad members than
- * are named. ring-pthread, ring-boost and the C++20 peers trust them.
+ * should: a short token count, a token not handed, one left over, a
+ * corrupted pad, and more bad members than are named. ring-pthread,
+ * ring-boost and the C++20 peers trust them.
  */
 #include "tap.h"
 #include "peers/ring-check.h"
@@ -31,10 +32,10 @@ static const struct ring_args cfg = {
 	.ra_threads = 32, .ra_msgs = 3200
 };
 
-/* Members below r_bad are short of r_short tokens, or of their pad. */
+/* Members below r_bad end as r_end says (short by me_received tokens). */
 struct run {
-	uint64_t r_bad, r_short;
-	int      r_pad_bad;
+	uint64_t               r_bad;
+	struct ring_member_end r_end;
 };
 
 /* In a child: checks 32 members; exits 0 if they pass, 1 if not. */
@@ -44,10 +45,13 @@ static void run_checks(void *arg)
 	struct ring_check rc = { "t_ringcheck", &cfg, 0, 0 };
 
 	for (uint64_t i = 0; i < cfg.ra_threads; i++) {
-		int bad = i < r->r_bad;
+		struct ring_member_end e = { cfg.ra_m, 0, 0, 0 };
 
-		ring_check_member(&rc, i, cfg.ra_m - (bad ? r->r_short : 0),
-				  bad && r->r_pad_bad);
+		if (i < r->r_bad) {
+			e = r->r_end;
+			e.me_received = cfg.ra_m - e.me_received;
+		}
+		ring_check_member(&rc, i, &e);
 	}
 	_exit(ring_check_done(&rc) == 0 ? 0 : 1);
 }
@@ -56,7 +60,16 @@ static void run_checks(void *arg)
 static int check_run(uint64_t bad, uint64_t short_by, int pad_bad,
 		     char *out, size_t n)
 {
-	struct run r = { bad, short_by, pad_bad };
+	struct run r = { bad, { short_by, 0, 0, pad_bad } };
+	int status = stderr_of(run_checks, &r, out, n);
+
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* One member with all its tokens, but u of them not handed, l left over. */
+static int check_unhanded(uint64_t u, uint64_t l, char *out, size_t n)
+{
+	struct run r = { 1, { 0, u, l, 0 } };
 	int status = stderr_of(run_checks, &r, out, n);
 
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -79,10 +92,40 @@ static void test_members(void)
 	rv = check_run(1, 0, 1, out, sizeof out);
 	ok_out(rv == 1 && strstr(out, "; stack pad corrupted") != NULL, out,
 	       "a corrupted pad fails with all tokens received");
+	rv = check_unhanded(2, 0, out, sizeof out);
+	ok_out(rv == 1 && strstr(out, "thread 0 (cycle 0) received 100 tokens, "
+				   "expected 100; woken 2 times before a "
+				   "token was handed\n") != NULL, out,
+	       "waits that got tokens not handed fail, counted");
+	rv = check_unhanded(0, 1, out, sizeof out);
+	ok_out(rv == 1 && strstr(out, "expected 100; 1 left over\n") != NULL,
+	       out, "a token left over fails");
 	rv = check_run(cfg.ra_threads, 100, 0, out, sizeof out);
 	ok_out(rv == 1 && lines(out) == 11 &&
 	       strstr(out, "32 bad threads, 0 of") != NULL, out,
 	       "32 bad members: 10 named, then the summary");
+}
+
+/* The count a neighbour keeps and a member checks after each wait. */
+static void test_handed(void)
+{
+	uint32_t handed = 0;
+	uint64_t received = 0;
+
+	ok(!ring_token_handed(&handed, &received) && received == 1,
+	   "a token before any was handed is caught, and counted");
+	ring_count_handed(&handed);
+	ring_count_handed(&handed);
+	ok(ring_token_handed(&handed, &received) && received == 2,
+	   "with two handed, the second passes");
+	ok(!ring_token_handed(&handed, &received),
+	   "and a third is caught");
+	handed = 5;	/* 2^32 + 5 handed */
+	received = (UINT64_C(1) << 32) + 4;
+	ok(ring_token_handed(&handed, &received),
+	   "counts compare modulo 2^32: 2^32 + 5 received of as many handed");
+	ok(!ring_token_handed(&handed, &received),
+	   "and one more is caught");
 }
 
 static void test_pad(void)
@@ -102,6 +145,7 @@ static void test_pad(void)
 int main(void)
 {
 	test_members();
+	test_handed();
 	test_pad();
 	return tap_done();
 }

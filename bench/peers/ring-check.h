@@ -1,8 +1,9 @@
 /*
  * The checks the C and C++ ring peers share: the D-byte stack pad that a
  * stackful member keeps live while it blocks (ring-pthread, ring-boost),
- * and the check of every member's token count after the run (those two
- * and, through cpp/ring.h, the stackless C++ peers).
+ * the count of the tokens handed to each member, which it checks after
+ * every wait as usched's ring does, and the check of every member after
+ * the run (those two and, through cpp/ring.h, the stackless C++ peers).
  */
 #ifndef PEERS_RING_CHECK_H
 #define PEERS_RING_CHECK_H
@@ -36,6 +37,29 @@ static inline int pad_intact(unsigned char *pad, size_t d)
 	return d == 0 || (pad[0] == PAD_MARK && pad[d - 1] == PAD_MARK);
 }
 
+/*
+ * Before a hand-off to a member: counts it in the member's *handed, which
+ * only its left neighbour writes and the member may read meanwhile.
+ */
+static inline void ring_count_handed(uint32_t *handed)
+{
+	__atomic_store_n(handed, __atomic_load_n(handed, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+/*
+ * After a member's wait: counts the token in *received; false if more came
+ * than were handed (a spurious wake-up, or a token nobody handed). Counts
+ * modulo 2^32: fewer than 2^31 are ever pending.
+ */
+static inline int ring_token_handed(const uint32_t *handed,
+				    uint64_t *received)
+{
+	uint32_t h = __atomic_load_n(handed, __ATOMIC_RELAXED);
+
+	return (int32_t)(h - (uint32_t)++*received) >= 0;
+}
+
 /* Members checked so far, for one run. */
 struct ring_check {
 	const char		*rc_prog;
@@ -44,26 +68,42 @@ struct ring_check {
 	uint64_t		 rc_tokens;	/* in all, for the summary */
 };
 
+/* What a member left behind, for ring_check_member(). */
+struct ring_member_end {
+	uint64_t me_received;	/* tokens it waited for and got */
+	uint64_t me_unhanded;	/* waits that got one nobody handed */
+	uint64_t me_left;	/* tokens handed to it that it never took */
+	int	 me_pad_bad;	/* its stack pad changed */
+};
+
 /*
  * Member @i must have received M tokens (a lost token shows as a short
- * count) and kept its pad.  The first 10 that did not are named on stderr.
+ * count), each handed to it, none left over, and kept its pad. The first
+ * 10 that did not are named on stderr.
  */
 static inline void ring_check_member(struct ring_check *rc, uint64_t i,
-				     uint64_t received, int pad_bad)
+				     const struct ring_member_end *e)
 {
 	const struct ring_args *cfg = rc->rc_cfg;
 
-	rc->rc_tokens += received;
-	if (received == cfg->ra_m && !pad_bad)
+	rc->rc_tokens += e->me_received;
+	if (e->me_received == cfg->ra_m && e->me_unhanded == 0 &&
+	    e->me_left == 0 && !e->me_pad_bad)
 		return;
-	if (rc->rc_bad++ < 10)
-		fprintf(stderr, "%s: thread %llu (cycle %llu) "
-			"received %llu tokens, expected %llu%s\n",
-			rc->rc_prog, (unsigned long long)i,
-			(unsigned long long)(i / cfg->ra_n),
-			(unsigned long long)received,
-			(unsigned long long)cfg->ra_m,
-			pad_bad ? "; stack pad corrupted" : "");
+	if (rc->rc_bad++ >= 10)
+		return;
+	fprintf(stderr, "%s: thread %llu (cycle %llu) received %llu tokens, "
+		"expected %llu", rc->rc_prog, (unsigned long long)i,
+		(unsigned long long)(i / cfg->ra_n),
+		(unsigned long long)e->me_received,
+		(unsigned long long)cfg->ra_m);
+	if (e->me_unhanded != 0)
+		fprintf(stderr, "; woken %llu times before a token was handed",
+			(unsigned long long)e->me_unhanded);
+	if (e->me_left != 0)
+		fprintf(stderr, "; %llu left over",
+			(unsigned long long)e->me_left);
+	fprintf(stderr, "%s\n", e->me_pad_bad ? "; stack pad corrupted" : "");
 }
 
 /* After every member: 0 if all passed, else -1 with a summary on stderr. */

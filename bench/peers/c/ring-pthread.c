@@ -8,7 +8,9 @@
  * to the right neighbour is a sem_post() on the neighbour's semaphore.  A
  * token posted before the neighbour waits stays in the semaphore, so a new
  * round may start before the previous token has finished its lap, as with a
- * counting channel in the other peers.
+ * counting channel in the other peers. The neighbour counts the tokens it
+ * hands, and the member checks that count after every wait, as usched's
+ * ring does.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -33,6 +35,8 @@ struct member {
 	struct member	*m_right;
 	uint64_t	 m_pos;		/* index within the cycle */
 	uint64_t	 m_received;
+	uint64_t	 m_unhanded;	/* waits that got a token not handed */
+	uint32_t	 m_handed;	/* tokens handed, by the left neighbour */
 	int		 m_pad_bad;	/* the D-byte frame got corrupted */
 } __attribute__((aligned(64)));
 
@@ -46,7 +50,8 @@ static void take(struct member *me)
 			exit(1);
 		}
 	}
-	me->m_received++;
+	if (!ring_token_handed(&me->m_handed, &me->m_received))
+		me->m_unhanded++;
 }
 
 static void give(struct member *to)
@@ -57,6 +62,12 @@ static void give(struct member *to)
 	}
 }
 
+static void hand(struct member *to)
+{
+	ring_count_handed(&to->m_handed);
+	give(to);
+}
+
 static void run(struct member *me)
 {
 	uint64_t turn = 0;	/* == round % N, without a division */
@@ -64,11 +75,11 @@ static void run(struct member *me)
 
 	for (i = 0; i < cfg.ra_m; i++) {
 		if (turn == me->m_pos) {
-			give(me->m_right);
+			hand(me->m_right);
 			take(me);
 		} else {
 			take(me);
-			give(me->m_right);
+			hand(me->m_right);
 		}
 		if (++turn == cfg.ra_n)
 			turn = 0;
@@ -88,14 +99,22 @@ static void *member_main(void *arg)
 	return NULL;
 }
 
-static int verify(const struct member *members)
+static int verify(struct member *members)
 {
 	struct ring_check rc = { PROG, &cfg, 0, 0 };
 	uint64_t i;
 
-	for (i = 0; i < cfg.ra_threads; i++)
-		ring_check_member(&rc, i, members[i].m_received,
-				  members[i].m_pad_bad);
+	for (i = 0; i < cfg.ra_threads; i++) {
+		struct member *mb = &members[i];
+		struct ring_member_end e = {
+			mb->m_received, mb->m_unhanded, 0, mb->m_pad_bad
+		};
+		int left;
+
+		if (sem_getvalue(&mb->m_sem, &left) == 0)
+			e.me_left = (uint64_t)left;
+		ring_check_member(&rc, i, &e);
+	}
 	return ring_check_done(&rc);
 }
 
@@ -174,6 +193,8 @@ int main(int argc, char **argv)
 		mb->m_pos = i % cfg.ra_n;
 		mb->m_right = &members[first + (mb->m_pos + 1) % cfg.ra_n];
 		mb->m_received = 0;
+		mb->m_unhanded = 0;
+		mb->m_handed = 0;
 		mb->m_pad_bad = 0;
 		if (sem_init(&mb->m_sem, 0, 0) != 0) {
 			perror(PROG ": sem_init");
@@ -190,6 +211,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (cfg.ra_fault)
+		give(&members[cfg.ra_threads - 1]);	/* not counted */
 	start = bench_seconds();
 	for (i = 0; i < cfg.ra_threads; i++) {
 		err = pthread_create(&tids[i], &attr, member_main, &members[i]);

@@ -6,7 +6,9 @@
 //
 // A blocking fiber switches straight to the next runnable fiber (FIFO run
 // queue), not through a scheduler fiber: one context switch per block.
-// Channels count tokens like a semaphore, as in the other peers.
+// Channels count tokens like a semaphore, as in the other peers, and a
+// member checks the count of tokens handed to it after every wait, as
+// usched's ring does.
 
 #include <alloca.h>
 
@@ -37,7 +39,11 @@ struct member {
 	std::uint64_t tokens = 0;	// received, not yet taken
 	bool waiting = false;
 	bool pad_bad = false;
+	std::uint32_t handed = 0;	// counted by the left neighbour
 	std::uint64_t received = 0;
+	std::uint64_t unhanded = 0;	// waits that got a token not handed
+
+	std::uint64_t left() const { return tokens; }
 };
 
 class scheduler {
@@ -112,13 +118,16 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 
 	for (std::uint64_t i = 0; i < cfg.ra_m; i++) {
 		if (turn == pos) {
+			ring_count_handed(&right.handed);
 			s.send(right);
 			s.recv(me);
 		} else {
 			s.recv(me);
+			ring_count_handed(&right.handed);
 			s.send(right);
 		}
-		me.received++;
+		if (!ring_token_handed(&me.handed, &me.received))
+			me.unhanded++;
 		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
@@ -154,7 +163,8 @@ int run(const ring_args &cfg)
 					return s.exit_to();
 				});
 			s.push(&me);
-		});
+		},
+		[&s](member &m) { s.send(m); });
 	if (!ok) {
 		// Fibers still blocked would be unwound by ~fiber(): skip that.
 		std::fflush(stderr);

@@ -6,22 +6,29 @@
 #include <cstdint>
 
 #include "args.h"
+#include "ring-check.h"
 #include "task.h"
 
 namespace peers {
 
-// A stackless ring member: its channel and the tokens it received.
+// A stackless ring member: its channel, the tokens handed to it (counted
+// by its left neighbour) and those it received.
 template <class Channel>
 struct coro_member {
 	Channel inbox;
+	std::uint32_t handed = 0;
 	std::uint64_t received = 0;
+	std::uint64_t unhanded = 0;	// waits that got a token not handed
 	static constexpr bool pad_bad = false;	// no stack, so no pad to check
+
+	std::uint64_t left() const { return inbox.left(); }
 };
 
 // Member pos of its cycle, for M rounds.  In the round whose number % N is
 // pos it starts the token (send, then wait for it to come round); in every
-// other round it passes the token on.  Member is a coro_member whose
-// channel has send(Sched &) and an awaitable recv().
+// other round it passes the token on, counting it as handed, and it checks
+// that count after every wait, as usched's ring does.  Member is a
+// coro_member whose channel has send(Sched &) and an awaitable recv().
 template <class Sched, class Member>
 task ring_member(Sched &sched, const ring_args &cfg, std::uint64_t pos,
 		 Member &me, Member &right)
@@ -30,13 +37,16 @@ task ring_member(Sched &sched, const ring_args &cfg, std::uint64_t pos,
 
 	for (std::uint64_t i = 0; i < cfg.ra_m; i++) {
 		if (turn == pos) {
+			ring_count_handed(&right.handed);
 			right.inbox.send(sched);
 			co_await me.inbox.recv();
 		} else {
 			co_await me.inbox.recv();
+			ring_count_handed(&right.handed);
 			right.inbox.send(sched);
 		}
-		me.received++;
+		if (!ring_token_handed(&me.handed, &me.received))
+			me.unhanded++;
 		if (++turn == cfg.ra_n)
 			turn = 0;
 	}

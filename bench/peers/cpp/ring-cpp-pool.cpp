@@ -211,6 +211,14 @@ public:
 			p.wake(waiter_);	// the token goes to the waiter
 	}
 
+	// Once the run is over: tokens sent and never taken.
+	std::uint64_t left() const
+	{
+		auto s = state_.load(std::memory_order_relaxed);
+
+		return s > 0 ? static_cast<std::uint64_t>(s) : 0;
+	}
+
 	auto recv()
 	{
 		struct awaiter {
@@ -262,7 +270,8 @@ int run(const ring_args &cfg)
 			// Whole cycles start on one worker: their sends stay local.
 			p.spawn(peers::ring_member(p, cfg, pos, me, right).handle,
 				i / cfg.ra_n);
-		});
+		},
+		[&p](member &m) { m.inbox.send(p); });
 	return ok ? 0 : 1;
 }
 

@@ -48,6 +48,8 @@ public:
 			tokens_++;
 	}
 
+	std::uint64_t left() const { return tokens_; }
+
 	auto recv()
 	{
 		struct awaiter {
@@ -81,7 +83,8 @@ int run(const ring_args &cfg)
 	bool ok = peers::ring_run(prog, cfg, members, rq,
 		[&rq, &cfg](std::uint64_t, std::uint64_t pos, member &me, member &right) {
 			rq.push(peers::ring_member(rq, cfg, pos, me, right).handle);
-		});
+		},
+		[&rq](member &m) { m.inbox.send(rq); });
 	return ok ? 0 : 1;
 }
 

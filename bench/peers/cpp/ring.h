@@ -41,17 +41,20 @@ private:
 	std::size_t tail_ = 0;
 };
 
-// Checks every member's count and pad with ring-check.h, as ring-pthread
-// does.  Member has "received" and "pad_bad" (constant false on stackless
-// peers, which keep no pad).
+// Checks every member with ring-check.h, as ring-pthread does.  Member has
+// "received", "unhanded", "left()" (the tokens still in its channel) and
+// "pad_bad" (constant false on stackless peers, which keep no pad).
 template <class Member>
 bool ring_verify(const char *prog, const ring_args &cfg, const std::vector<Member> &members)
 {
 	ring_check rc = {prog, &cfg, 0, 0};
 
-	for (std::uint64_t i = 0; i < cfg.ra_threads; i++)
-		ring_check_member(&rc, i, members[i].received,
-				  members[i].pad_bad);
+	for (std::uint64_t i = 0; i < cfg.ra_threads; i++) {
+		const Member &m = members[i];
+		ring_member_end e = {m.received, m.unhanded, m.left(), m.pad_bad};
+
+		ring_check_member(&rc, i, &e);
+	}
 	return ring_check_done(&rc) == 0;
 }
 
@@ -59,11 +62,14 @@ bool ring_verify(const char *prog, const ring_args &cfg, const std::vector<Membe
 // of its cycle and passing tokens to right, then sched.run() runs everything
 // until no member can go on.  Creation is timed too, as for the other peers'
 // threads.  If the counts verify, prints the elapsed seconds (the run's one
-// line of output) and returns true.
-template <class Member, class Sched, class Start>
+// line of output) and returns true.  With USCHED_RING_FAULT=spurious,
+// give(m) first sends the last member a token that nobody counts as handed.
+template <class Member, class Sched, class Start, class Give>
 bool ring_run(const char *prog, const ring_args &cfg, std::vector<Member> &members,
-	      Sched &sched, Start start)
+	      Sched &sched, Start start, Give give)
 {
+	if (cfg.ra_fault)
+		give(members[cfg.ra_threads - 1]);
 	double t0 = bench_seconds();
 	for (std::uint64_t i = 0; i < cfg.ra_threads; i++) {
 		std::uint64_t pos = i % cfg.ra_n;

@@ -22,6 +22,10 @@ func main() {
 	if err != nil {
 		peer.Usage(prog, peer.RingUsage, err)
 	}
+	fault, err := peer.RingFault()
+	if err != nil {
+		peer.Usage(prog, peer.RingUsage, err)
+	}
 	runtime.GOMAXPROCS(int(cfg.P))
 
 	threads := float64(cfg.N) * float64(cfg.R)
@@ -47,6 +51,9 @@ func main() {
 		// through j; so it has sent those of rounds k to r-1 at most.
 		for j := range in {
 			in[j] = make(chan uint64, n)
+		}
+		if fault && c == int(cfg.R)-1 {
+			in[n-1] <- peer.Unhanded
 		}
 		for j := 0; j < n; j++ {
 			i := c*n + j

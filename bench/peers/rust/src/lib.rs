@@ -27,7 +27,7 @@ const USAGE: &str = "N R M D P\n  \
     N >= 2 threads per cycle, R >= 1 cycles, M >= 1 rounds,\n  \
     D must be 0 (futures are stackless), P native threads (1..1024)";
 
-/// The ring benchmark's command line: `N R M D P`.
+/// The ring benchmark's command line: `N R M D P`, and USCHED_RING_FAULT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ring {
     pub n: u64,
@@ -35,6 +35,31 @@ pub struct Ring {
     pub m: u64,
     pub d: u64,
     pub p: u64,
+    /// USCHED_RING_FAULT=spurious: the last member gets a token nobody
+    /// handed it (`give_unhanded`), which its checks must catch.
+    pub fault: bool,
+}
+
+/// The token a faulty run gives a member: no round has it.
+pub const UNHANDED: u64 = u64::MAX;
+
+/// Reads USCHED_RING_FAULT, as every ring does: "spurious", or unset or
+/// empty.
+pub fn fault_wanted(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None | Some("") => Ok(false),
+        Some("spurious") => Ok(true),
+        Some(v) => Err(format!(
+            "USCHED_RING_FAULT is {v:?}; the only fault is \"spurious\""
+        )),
+    }
+}
+
+/// With USCHED_RING_FAULT: sends the last member of a cycle's links a token
+/// nobody counts as handed, through its left neighbour's sender.
+pub async fn give_unhanded<I, O: Outbox>(links: &mut [(I, O)]) {
+    let k = links.len() - 2;
+    links[k].1.send(UNHANDED).await;
 }
 
 impl Ring {
@@ -48,7 +73,7 @@ impl Ring {
             v[i] = uint(args[i].as_ref()).map_err(|e| format!("{name}: {e}"))?;
         }
         let [n, r, m, d, p] = v;
-        let cfg = Ring { n, r, m, d, p };
+        let cfg = Ring { n, r, m, d, p, fault: false };
         if n < 2 {
             return Err("N must be at least 2".into());
         }
@@ -100,7 +125,11 @@ impl Ring {
                 return Err(ExitCode::from(if out.is_ok() { 0 } else { EXIT_FAIL }));
             }
         }
-        Ring::parse(&args).map_err(usage_error)
+        let mut cfg = Ring::parse(&args).map_err(usage_error)?;
+        let fault = std::env::var_os("USCHED_RING_FAULT");
+        let fault = fault.as_ref().map(|v| v.to_str().unwrap_or("(not UTF-8)"));
+        cfg.fault = fault_wanted(fault).map_err(usage_error)?;
+        Ok(cfg)
     }
 
     /// Total ring members, N*R.
@@ -277,6 +306,7 @@ mod tests {
             m: 10,
             d: 0,
             p: 1,
+            fault: false,
         };
         assert_eq!(parse("4 3 10 0 1"), Ok(want));
         assert!(parse("2 1 1 0 1024").is_ok());
@@ -295,6 +325,16 @@ mod tests {
             assert!(parse(bad).is_err(), "accepted {bad:?}");
         }
         assert!(Ring::parse(&[" 2", "1", "1", "0", "1"]).is_err());
+    }
+
+    #[test]
+    fn reads_the_fault() {
+        assert_eq!(fault_wanted(None), Ok(false));
+        assert_eq!(fault_wanted(Some("")), Ok(false));
+        assert_eq!(fault_wanted(Some("spurious")), Ok(true));
+        for v in ["0", "Spurious", "spurious "] {
+            assert!(fault_wanted(Some(v)).is_err(), "accepted {v:?}");
+        }
     }
 
     #[test]

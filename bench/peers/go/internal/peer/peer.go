@@ -79,6 +79,23 @@ func ParseRing(args []string) (Ring, error) {
 	return r, nil
 }
 
+// Unhanded is the token a faulty run gives a member: no round has it.
+const Unhanded = ^uint64(0)
+
+// RingFault reads USCHED_RING_FAULT, as every ring does: true for
+// "spurious" (the last member gets a token nobody handed it, which its
+// checks must catch), false if unset or empty, an error otherwise.
+func RingFault() (bool, error) {
+	switch v := os.Getenv("USCHED_RING_FAULT"); v {
+	case "":
+		return false, nil
+	case "spurious":
+		return true, nil
+	default:
+		return false, fmt.Errorf("USCHED_RING_FAULT is '%.64s'; the only fault is 'spurious'", v)
+	}
+}
+
 // Messages is N*R*M, or an error if that overflows 64 bits.
 func (r Ring) Messages() (uint64, error) {
 	hi, nr := bits.Mul64(r.N, r.R)

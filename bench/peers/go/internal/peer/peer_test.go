@@ -32,3 +32,18 @@ func TestParseRing(t *testing.T) {
 		t.Error("leading blank accepted")
 	}
 }
+
+func TestRingFault(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "spurious": true} {
+		t.Setenv("USCHED_RING_FAULT", v)
+		if got, err := RingFault(); err != nil || got != want {
+			t.Errorf("USCHED_RING_FAULT=%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"0", "Spurious", "spurious "} {
+		t.Setenv("USCHED_RING_FAULT", v)
+		if _, err := RingFault(); err == nil {
+			t.Errorf("USCHED_RING_FAULT=%q accepted", v)
+		}
+	}
+}

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use async_std::task;
 use futures_channel::mpsc;
-use usched_peers::{Ring, cycle, member};
+use usched_peers::{Ring, cycle, give_unhanded, member};
 
 const PROG: &str = "ring-async-std";
 
@@ -33,8 +33,12 @@ fn main() -> ExitCode {
         let mut tasks = Vec::with_capacity(cfg.members());
         let mut counts = Vec::with_capacity(cfg.members());
         let start = Instant::now();
-        for _ in 0..cfg.r {
-            for (j, (inbox, out)) in (0..).zip(cycle(cfg.n, || mpsc::channel(cfg.n as usize - 1))) {
+        for c in 0..cfg.r {
+            let mut links = cycle(cfg.n, || mpsc::channel(cfg.n as usize - 1));
+            if cfg.fault && c == cfg.r - 1 {
+                give_unhanded(&mut links).await;
+            }
+            for (j, (inbox, out)) in (0..).zip(links) {
                 let fut = member(j, cfg.n, cfg.m, inbox, out);
                 tasks.push(if cfg.p == 1 {
                     task::spawn_local(fut)

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use tokio::runtime::Builder;
 use tokio::sync::mpsc;
-use usched_peers::{EXIT_FAIL, Ring, complain, cycle, member};
+use usched_peers::{EXIT_FAIL, Ring, complain, cycle, give_unhanded, member};
 
 const PROG: &str = "ring-tokio";
 
@@ -37,8 +37,11 @@ fn main() -> ExitCode {
         let mut tasks = Vec::with_capacity(cfg.members());
         let mut counts = Vec::with_capacity(cfg.members());
         let start = Instant::now();
-        for _ in 0..cfg.r {
-            let links = cycle(cfg.n, || mpsc::channel(cfg.n as usize));
+        for c in 0..cfg.r {
+            let mut links = cycle(cfg.n, || mpsc::channel(cfg.n as usize));
+            if cfg.fault && c == cfg.r - 1 {
+                give_unhanded(&mut links).await;
+            }
             for (j, (inbox, out)) in (0..).zip(links) {
                 tasks.push(tokio::spawn(member(j, cfg.n, cfg.m, inbox, out)));
             }
