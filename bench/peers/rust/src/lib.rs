@@ -73,7 +73,14 @@ impl Ring {
             v[i] = uint(args[i].as_ref()).map_err(|e| format!("{name}: {e}"))?;
         }
         let [n, r, m, d, p] = v;
-        let cfg = Ring { n, r, m, d, p, fault: false };
+        let cfg = Ring {
+            n,
+            r,
+            m,
+            d,
+            p,
+            fault: false,
+        };
         if n < 2 {
             return Err("N must be at least 2".into());
         }
