@@ -435,8 +435,8 @@ static COLD int ustack_grow(struct ustack *u, long used)
 
 	if (used > max)
 		return -E2BIG;
-	if (u->u_len > 0)
-		want = u->u_len + u->u_len / 2;
+	if (u->u_len > 0)	/* long: near INT_MAX, 1.5 times overflows */
+		want = (long)u->u_len + u->u_len / 2;
 	else
 		want = s->s_max_used < 2 * used ? s->s_max_used : 2 * used;
 	if (want < used)

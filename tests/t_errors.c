@@ -7,8 +7,13 @@
 #include "tsched.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static struct tsched ts;
 
@@ -102,9 +107,12 @@ static void test_exact_limit(void)
 	ok(ts.ts_bytes == 0, "nothing leaked");
 }
 
+/* The README's 1 MiB, not the header's macro, which a change would move. */
+enum { MIB = 1 << 20 };
+
 static __attribute__((noinline)) int block_big(void)
 {
-	volatile char big[USCHED_STACK_MAX_DEFAULT + 1];
+	volatile char big[MIB + 1];
 	int rc;
 
 	fill_bytes(big, sizeof big, 1);
@@ -127,9 +135,97 @@ static void test_default_limit(void)
 	tsched_init(&ts);
 	tsched_spawn(&ts, over_default, rc);
 	tsched_run(&ts);
-	ok(rc[0] == -E2BIG, "over the default limit (%d bytes): -E2BIG",
-	   USCHED_STACK_MAX_DEFAULT);
+	ok(rc[0] == -E2BIG, "over the default limit, 1 MiB: -E2BIG");
 	ok(rc[1] == 0, "and the thread goes on");
+}
+
+/*
+ * Near INT_MAX, growing a buffer by half overflows an int, and rounding
+ * the size to 16 passes INT_MAX: the block must fail with -E2BIG before
+ * s_alloc. A thread is given a buffer said to hold len bytes (never
+ * touched), with s_stack_max INT_MAX, and blocks from a signal handler on
+ * an alternate stack FAR bytes below, so that its buffer must grow.
+ */
+enum { FAR = 1600000000, FAR_ALT = 64 << 10 };
+static char far_buf[16];
+static int far_rc, far_allocs, far_ran;
+
+static void *far_alloc(struct usched *s, int size)
+{
+	(void)s;
+	(void)size;
+	far_allocs++;
+	return NULL;
+}
+
+static void far_free(struct usched *s, void *buf, int size)
+{
+	(void)s;
+	(void)size;
+	require(buf == far_buf);
+}
+
+static void far_block(int sig)
+{
+	(void)sig;
+	far_rc = ustack_block();
+}
+
+/* On an alternate stack FAR bytes down, if that address range is free. */
+static void far_thread(void *arg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t at = ((uintptr_t)&page - FAR) & ~(uintptr_t)(page - 1);
+	void *alt = mmap((void *)at, FAR_ALT, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0);
+	stack_t ss = { .ss_sp = alt, .ss_size = FAR_ALT }, old_ss;
+	struct sigaction sa = { .sa_handler = far_block,
+				.sa_flags = SA_ONSTACK }, old_sa;
+
+	(void)arg;
+	if (alt != (void *)at) {	/* taken, or an old kernel's hint */
+		if (alt != MAP_FAILED)
+			munmap(alt, FAR_ALT);
+		return;
+	}
+	far_ran = 1;
+	require(sigaltstack(&ss, &old_ss) == 0 &&
+		sigaction(SIGUSR1, &sa, &old_sa) == 0);
+	raise(SIGUSR1);
+	require(sigaction(SIGUSR1, &old_sa, NULL) == 0 &&
+		sigaltstack(&old_ss, NULL) == 0);
+	munmap(alt, FAR_ALT);
+}
+
+static int block_far(int len)
+{
+	tsched_init(&ts);
+	ts.ts_s.s_alloc = far_alloc;
+	ts.ts_s.s_free = far_free;
+	ts.ts_s.s_stack_max = INT_MAX;
+	far_rc = 1;
+	far_allocs = far_ran = 0;
+	tsched_spawn_buf(&ts, far_thread, NULL, far_buf, len);
+	tsched_run(&ts);
+	return far_ran;
+}
+
+static void test_near_int_max(void)
+{
+	/* 1.5 times this is INT_MAX - 7, rounded to 16 past INT_MAX */
+	if (!block_far(1431655760)) {
+		ok(1, "# SKIP no free address range %d bytes below", FAR);
+		return;
+	}
+	ok(far_rc == -E2BIG && far_allocs == 0, "a buffer whose growth rounds "
+	   "past INT_MAX: -E2BIG (got %d), no s_alloc (%d)", far_rc,
+	   far_allocs);
+	/* 1.5 times this overflows an int */
+	block_far(1500000000);
+	ok(far_rc == -E2BIG && far_allocs == 0, "one whose growth by half "
+	   "overflows an int: -E2BIG (got %d), no s_alloc (%d)", far_rc,
+	   far_allocs);
 }
 
 static void waiter(void *arg)
@@ -215,6 +311,7 @@ int main(void)
 	test_limit();
 	test_exact_limit();
 	test_default_limit();
+	test_near_int_max();
 	test_wait_fails();
 	test_small_native_stack("rr");
 	test_small_native_stack("ll");
