@@ -67,7 +67,8 @@ struct usched {
 	void          *(*s_alloc)(struct usched *s, int size);
 	/* Give back a buffer s_alloc returned (or one passed to ustack_init). */
 	void           (*s_free)(struct usched *s, void *buf, int size);
-	/* Optional: a thread finished; its buffer was already given back. */
+	/* Optional: a thread finished; its buffer was already given back
+	 * (u_stack is NULL, u_len 0). */
 	void           (*s_done)(struct usched *s, struct ustack *u);
 	/* Optional: limit on a blocked thread's stack, 0 for the default
 	 * (negative stops usched_run with a message); checked when a buffer

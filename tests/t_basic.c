@@ -126,6 +126,8 @@ static void test_later_run(void)
 static void test_null_buffer(void)
 {
 	struct tsched ts;
+	struct tthread *t;
+	int len;
 
 	tsched_init(&ts);
 	ran = 0;
@@ -134,6 +136,41 @@ static void test_null_buffer(void)
 	ok(ran == 1 && ts.ts_allocs == 1 && ts.ts_bytes == 0,
 	   "ustack_init with no buffer but a size: the thread gets one of its "
 	   "own when it blocks, freed when it ends");
+	t = tsched_spawn_buf(&ts, block_n, (void *)3L, NULL, -1);
+	len = t->t_s.t_u.u_len;
+	tsched_run(&ts);
+	ok(len == 0 && ran == 2 && ts.ts_done == 2 && ts.ts_bytes == 0,
+	   "even a negative one (u_len %d)", len);
+}
+
+/* What s_done sees of a thread that blocked, and of the buffers. */
+static long done_bytes = -1;
+static int done_stack_gone;
+
+static void done_after_free(struct usched *s, struct ustack *u)
+{
+	struct tsched *ts = (struct tsched *)s;
+
+	done_bytes = ts->ts_bytes;
+	done_stack_gone = u->u_stack == NULL && u->u_len == 0;
+	ts->ts_done++;
+	free(u);
+}
+
+/* usched.h: s_done is called once u's buffer was given back. */
+static void test_done_after_free(void)
+{
+	struct tsched ts;
+
+	tsched_init(&ts);
+	ts.ts_s.s_done = done_after_free;
+	ran = 0;
+	tsched_spawn(&ts, block_n, (void *)3L);
+	tsched_run(&ts);
+	ok(ran == 1 && ts.ts_done == 1 && done_bytes == 0 && done_stack_gone,
+	   "a thread that blocked ends with its buffer given back before "
+	   "s_done, which finds u_stack NULL and u_len 0 (%ld bytes out)",
+	   done_bytes);
 }
 
 /* A buffer of size 0 is a buffer too small for anything, not an error. */
@@ -297,6 +334,7 @@ int main(void)
 	test_later_run();
 	test_null_buffer();
 	test_empty_buffer();
+	test_done_after_free();
 	test_block_many();
 	test_abort();
 	test_blocked();
