@@ -48,16 +48,17 @@ static inline void ring_count_handed(uint32_t *handed)
 }
 
 /*
- * After a member's wait: counts the token in *received; false if more came
- * than were handed (a spurious wake-up, or a token nobody handed). Counts
- * modulo 2^32: fewer than 2^31 are ever pending.
+ * After a member's wait for its n-th token (counting from 1): false if
+ * fewer were handed (a spurious wake-up, or a token nobody handed). n is
+ * the member's own loop count, as in usched's ring, which compares with
+ * the count of its loop too. Modulo 2^32: fewer than 2^31 are ever
+ * pending.
  */
-static inline int ring_token_handed(const uint32_t *handed,
-				    uint64_t *received)
+static inline int ring_token_handed(const uint32_t *handed, uint64_t n)
 {
 	uint32_t h = __atomic_load_n(handed, __ATOMIC_RELAXED);
 
-	return (int32_t)(h - (uint32_t)++*received) >= 0;
+	return (int32_t)(h - (uint32_t)n) >= 0;
 }
 
 /* Members checked so far, for one run. */

@@ -42,7 +42,8 @@ struct member {
 
 static struct ring_args cfg;
 
-static void take(struct member *me)
+/* Takes the n-th token. */
+static void take(struct member *me, uint64_t n)
 {
 	while (sem_wait(&me->m_sem) != 0) {
 		if (errno != EINTR) {
@@ -50,7 +51,7 @@ static void take(struct member *me)
 			exit(1);
 		}
 	}
-	if (!ring_token_handed(&me->m_handed, &me->m_received))
+	if (!ring_token_handed(&me->m_handed, n))
 		me->m_unhanded++;
 }
 
@@ -76,14 +77,15 @@ static void run(struct member *me)
 	for (i = 0; i < cfg.ra_m; i++) {
 		if (turn == me->m_pos) {
 			hand(me->m_right);
-			take(me);
+			take(me, i + 1);
 		} else {
-			take(me);
+			take(me, i + 1);
 			hand(me->m_right);
 		}
 		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
+	me->m_received = i;
 }
 
 static void *member_main(void *arg)

@@ -40,7 +40,7 @@ struct member {
 	bool waiting = false;
 	bool pad_bad = false;
 	std::uint32_t handed = 0;	// counted by the left neighbour
-	std::uint64_t received = 0;
+	std::uint64_t received = 0;	// once done: one that never is has none
 	std::uint64_t unhanded = 0;	// waits that got a token not handed
 
 	std::uint64_t left() const { return tokens; }
@@ -126,11 +126,12 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 			ring_count_handed(&right.handed);
 			s.send(right);
 		}
-		if (!ring_token_handed(&me.handed, &me.received))
+		if (!ring_token_handed(&me.handed, i + 1))
 			me.unhanded++;
 		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
+	me.received = cfg.ra_m;
 }
 
 // Not inlined, so the D-byte block lives in this frame under ring_loop().

@@ -12,7 +12,8 @@
 namespace peers {
 
 // A stackless ring member: its channel, the tokens handed to it (counted
-// by its left neighbour) and those it received.
+// by its left neighbour) and those it received (once it is done: a member
+// that never finishes counts none).
 template <class Channel>
 struct coro_member {
 	Channel inbox;
@@ -45,11 +46,12 @@ task ring_member(Sched &sched, const ring_args &cfg, std::uint64_t pos,
 			ring_count_handed(&right.handed);
 			right.inbox.send(sched);
 		}
-		if (!ring_token_handed(&me.handed, &me.received))
+		if (!ring_token_handed(&me.handed, i + 1))
 			me.unhanded++;
 		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
+	me.received = cfg.ra_m;
 }
 
 } // namespace peers
