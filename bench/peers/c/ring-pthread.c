@@ -34,7 +34,7 @@ struct member {
 	sem_t		 m_sem;		/* tokens received, not yet taken */
 	struct member	*m_right;
 	uint64_t	 m_pos;		/* index within the cycle */
-	uint64_t	 m_received;
+	uint64_t	 m_received;	/* M, once run() ended */
 	uint64_t	 m_unhanded;	/* waits that got a token not handed */
 	uint32_t	 m_handed;	/* tokens handed, by the left neighbour */
 	int		 m_pad_bad;	/* the D-byte frame got corrupted */
