@@ -70,13 +70,25 @@ CET_OFF := $(if $(findstring x86_64,$(shell $(CC) $(CFLAGS) -dumpmachine \
 		-fcf-protection=branch)
 
 # What is built under OUT depends on the compiler and flags it was built
-# with, recorded in OBJ/flags: a make with others rebuilds it all. The
-# record's date changes only when they do. (Not ALL_CFLAGS: some targets
-# add to it, and their prerequisites, this record among them, inherit it.)
+# with, recorded in OBJ/flags: a make with others rebuilds it all. (Not
+# ALL_CFLAGS: some targets add to it, and their prerequisites, this record
+# among them, inherit it.) The benchmarks, in bench/bin whatever O is,
+# have their own record, which also names the library they link.
+include bench/flags.mk
 BUILD_FLAGS = $(CC) $(CFLAGS) $(LDLIBS)
 $(OBJ)/flags: FORCE
-	@mkdir -p $(@D)
-	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
+	$(call flags_record,$@,$(BUILD_FLAGS))
+
+# install copies what was built here. With other CC or CFLAGS than the
+# build's (the defaults, when `make CFLAGS=...` is followed by `sudo make
+# install`), it would first rebuild everything with them: it stops instead.
+built_flags := $(if $(filter install,$(MAKECMDGOALS)),$(file <$(OBJ)/flags))
+ifneq ($(built_flags),)
+ifeq ($(call flags_same,$(built_flags),$(strip $(BUILD_FLAGS))),)
+$(error $(OUT) was built with '$(built_flags)', not \
+	'$(strip $(BUILD_FLAGS))': give install the same CC and CFLAGS)
+endif
+endif
 
 $(OBJ)/%.o: %.c $(LIB_HDRS) $(OBJ)/flags
 	@mkdir -p $(dir $@)
@@ -146,8 +158,11 @@ $(OUT)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 bench: $(BENCH_PROGS)
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p || exit; done
 
+$(BENCH_BIN)/.flags: FORCE
+	$(call flags_record,$@,$(BUILD_FLAGS) $(abspath $(O)))
+
 $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
-		bench/common.h $(O)/libusched.a $(OBJ)/flags
+		bench/common.h $(O)/libusched.a $(BENCH_BIN)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ $(LDLIBS)
 
@@ -165,7 +180,7 @@ $(LTO_LIB): FORCE
 endif
 
 $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
-		bench/common.h $(LTO_LIB)
+		bench/common.h $(LTO_LIB) $(BENCH_BIN)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -flto $(filter %.c,$^) $(filter %.a,$^) -o $@ \
 		$(LDLIBS)

@@ -1,21 +1,24 @@
 #!/bin/bash
 # The build follows its compiler and flags: a make with other CFLAGS or
 # another CC rebuilds the library, the tests and the benchmarks under the
-# same O, and a make with the same ones rebuilds nothing. The debug info's
-# producer lines say which flags an object or program was built with.
+# same O, and a make with the same ones rebuilds nothing. The benchmarks,
+# in one directory whatever O is, follow the O they were linked from. The
+# debug info's producer lines say which flags an object or program was
+# built with.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/tap.sh"
 
-# mk CC CFLAGS TARGET...: a make of its own into $tmp/out, not given the
-# variables of a make that may be running the tests; its log in $tmp/log.
+# mk CC CFLAGS TARGET...: a make of its own into $tmp/out (or $out), not
+# given the variables of a make that may be running the tests; its log in
+# $tmp/log.
 mk() {
 	local cc=$1 cflags=$2
 	shift 2
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u CC \
-		make -C "$root" --no-print-directory O="$tmp/out" CC="$cc" \
+		make -C "$root" --no-print-directory O="${out:-$tmp/out}" CC="$cc" \
 		CFLAGS="$cflags" "$@" >"$tmp/log" 2>&1 ||
 		{ sed 's/^/# /' "$tmp/log"; return 1; }
 }
@@ -75,6 +78,15 @@ ok $? "the ring is built again, with -O1"
 
 again "-O1 -g"
 
+# The benchmarks' directory is shared: a make from another O relinks them
+# against its own library, and the first O's next make relinks them back.
+out=$tmp/other mk cc "-O1 -g" "${ring[@]}" &&
+	grep -q -- "$tmp/other/libusched.a -o $tmp/bin/ring" "$tmp/log"
+ok $? "a make from another O links the ring against that O's library"
+mk cc "-O1 -g" "${ring[@]}" &&
+	grep -q -- "$tmp/out/libusched.a -o $tmp/bin/ring" "$tmp/log"
+ok $? "and the first O's make links it back"
+
 if command -v clang >/dev/null; then
 	mk clang "-O1 -g" all && [ "$(compiled)" = "$objs" ]
 	ok $? "clang, same flags: the library again ($(compiled) compiled)"
@@ -84,5 +96,31 @@ if command -v clang >/dev/null; then
 else
 	echo "# skipping the change of compiler: no clang"
 fi
+
+# The C and C++ peers' makes likewise, into $tmp/pbin.
+pk() {
+	local dir=$1 cflags=$2
+	shift 2
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u CXXFLAGS \
+		make -C "$root/bench/peers/$dir" --no-print-directory \
+		BIN="$tmp/pbin" CFLAGS="$cflags" CXXFLAGS="$cflags" "$@" \
+		>"$tmp/log" 2>&1 || { sed 's/^/# /' "$tmp/log"; return 1; }
+}
+for p in c:ring-pthread cpp:ring-cpp; do
+	prog=$tmp/pbin/${p#*:}
+	if [ "${p#*:}" = ring-cpp ] && ! command -v "${CXX:-g++}" >/dev/null; then
+		echo "# skipping ring-cpp: no C++ compiler"
+		continue
+	fi
+	pk ${p%%:*} -O2 "$prog" && pk ${p%%:*} -O1 "$prog" &&
+		grep -q -- "-o $prog" "$tmp/log" && pk ${p%%:*} -O1 "$prog" &&
+		! grep -q -- "-o $prog" "$tmp/log"
+	ok $? "${p#*:}: its make builds it again with -O1, and not twice"
+done
+
+# A change only quoting shows, kept as it is.
+mk cc "-O1 -g -DV=x" all && mk cc "-O1 -g -DV='\"x\"'" all &&
+	[ "$(compiled)" = "$objs" ]
+ok $? "-DV=x, then -DV='\"x\"': the library again ($(compiled) compiled)"
 
 tap_done

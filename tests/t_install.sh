@@ -16,13 +16,14 @@ if ! command -v pkg-config >/dev/null; then
 	exit 0
 fi
 
-# make_in PREFIX TARGET [DESTDIR]: a make of its own, not a part of the
-# one that may be running the tests, nor given its variables (make puts
-# those of its command line in the environment).
+# make_in PREFIX TARGET [DESTDIR [MAKE VARIABLES...]]: a make of its own,
+# building in $tmp/build, not a part of the one that may be running the
+# tests, nor given its variables (make puts those of its command line in
+# the environment).
 make_in() {
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u DESTDIR \
-		make -C "$root" -s --no-print-directory "$2" PREFIX="$1" \
-		DESTDIR="${3:-}" >"$tmp/make.log" 2>&1 ||
+		make -C "$root" -s --no-print-directory O="$tmp/build" "$2" \
+		PREFIX="$1" DESTDIR="${3:-}" "${@:4}" >"$tmp/make.log" 2>&1 ||
 		{ sed 's/^/# /' "$tmp/make.log"; return 1; }
 }
 
@@ -38,6 +39,14 @@ pc() {
 
 install_to "$tmp/a"
 ok $? "make install PREFIX=TMP/a"
+# With other flags than the build's, install would rebuild first: it stops.
+make_in "$tmp/z" install "" CFLAGS="-O1 -g" 2>/dev/null
+[ $? != 0 ] && [ ! -e "$tmp/z" ] &&
+	grep -q "was built with '.* -O2 -g .*', not '.* -O1 -g .*': give install the same CC and CFLAGS" "$tmp/make.log"
+ok $? "make install with other CFLAGS than the build's: refused, saying why; nothing installed"
+make_in "$tmp/z" install "" CFLAGS="-O2  -g" && [ -e "$tmp/z/lib/libusched.a" ]
+ok $? "with the build's own CFLAGS given, it installs"
+rm -rf "$tmp/z"
 missing=
 for f in include/usched/usched.h include/usched/ll.h include/usched/rr.h \
 	 include/usched/sched/sched.h lib/libusched.a lib/libusched.so \
