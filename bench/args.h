@@ -37,9 +37,10 @@ struct ring_args {
 	uint64_t ra_p;		/* native threads */
 	uint64_t ra_threads;	/* n * r */
 	uint64_t ra_msgs;	/* n * r * m */
-	int	 ra_fault;	/* USCHED_RING_FAULT=spurious: the last thread
-				 * gets a token nobody handed it, which its
-				 * checks must catch (a spurious wake-up) */
+	int	 ra_fault;	/* USCHED_RING_FAULT=spurious: thread 0 gets
+				 * a token nobody handed it, which its checks
+				 * must catch (a spurious wake-up): it waits
+				 * first for the token it sends in round 0 */
 };
 
 /* skynet's LEAVES: 0 if s is a power of 10 up to 10^9 (the sum of the

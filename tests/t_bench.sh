@@ -45,7 +45,9 @@ for s in rr ll; do
 		 "2 10000 10 0 1"; do
 		expect 0 ring --sched $s $a
 	done
-	USCHED_RING_FAULT=spurious expect 1 ring --sched $s 4 3 10 0 1
+	for a in "4 3 10 0 1" "2 1 1 0 1" "7 13 1 0 2"; do
+		USCHED_RING_FAULT=spurious expect 1 ring --sched $s $a
+	done
 	expect 0 ring -f --sched $s 7 13 101 1000 2
 	USCHED_RING_FAULT=spurious expect 1 ring -f --sched $s 4 3 10 0 1
 done
@@ -148,6 +150,13 @@ for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 	for a in "4 3 10 0 1" "2 1 1 0 1" "8 100 100 0 1"; do
 		USCHED_RING_FAULT=spurious expect 1 $p $a
 	done
+	# The C and C++ peers' check after each wait, not only their count
+	# of tokens left over at the end.
+	case $p in
+	ring-pthread|ring-cpp*|ring-boost)
+		grep -Eq "woken [1-9][0-9]* times before a token was handed" "$err"
+		ok $? "$p: thread 0's wait caught the token not handed"
+	esac
 	USCHED_RING_FAULT=0 expect 2 $p 4 3 10 0 1
 	out=$(USCHED_RING_FAULT=x timeout 120 "$bin/$p" --help 2>"$err")
 	[ $? = 0 ] && [[ $out == usage:* ]] && ! [ -s "$err" ]

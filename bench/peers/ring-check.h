@@ -71,7 +71,7 @@ struct ring_check {
 
 /* What a member left behind, for ring_check_member(). */
 struct ring_member_end {
-	uint64_t me_received;	/* tokens it took (M once its loop ended) */
+	uint64_t me_received;	/* tokens it took */
 	uint64_t me_unhanded;	/* waits that got one nobody handed */
 	uint64_t me_left;	/* tokens handed to it that it never took */
 	int	 me_pad_bad;	/* its stack pad changed */

@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 	}
 
 	if (cfg.ra_fault)
-		give(&members[cfg.ra_threads - 1]);	/* not counted */
+		give(&members[0]);	/* not counted */
 	start = bench_seconds();
 	for (i = 0; i < cfg.ra_threads; i++) {
 		err = pthread_create(&tids[i], &attr, member_main, &members[i]);

@@ -40,7 +40,7 @@ struct member {
 	bool waiting = false;
 	bool pad_bad = false;
 	std::uint32_t handed = 0;	// counted by the left neighbour
-	std::uint64_t received = 0;	// once done: one that never is has none
+	std::uint64_t received = 0;	// M, once done
 	std::uint64_t unhanded = 0;	// waits that got a token not handed
 
 	std::uint64_t left() const { return tokens; }

@@ -12,8 +12,7 @@
 namespace peers {
 
 // A stackless ring member: its channel, the tokens handed to it (counted
-// by its left neighbour) and those it received (once it is done: a member
-// that never finishes counts none).
+// by its left neighbour) and those it received (M, once it is done).
 template <class Channel>
 struct coro_member {
 	Channel inbox;

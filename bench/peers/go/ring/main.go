@@ -29,7 +29,7 @@ func main() {
 	runtime.GOMAXPROCS(int(cfg.P))
 
 	threads := float64(cfg.N) * float64(cfg.R)
-	peer.CheckMemory(prog, threads*bytesPerGoroutine(cfg.D, cfg.N))
+	peer.CheckMemory(prog, threads*bytesPerGoroutine(cfg.D, min(cfg.N, cfg.M)))
 	n, m, total := int(cfg.N), int(cfg.M), int(cfg.N*cfg.R)
 
 	counts := make([]uint64, total) // tokens received, one slot per member
@@ -48,12 +48,13 @@ func main() {
 		// 2.3-3.7 times as long). n are enough: while member j waits for
 		// round k's token, its left neighbour cannot pass on the token of
 		// the next round r that j starts (r <= k+n), which reaches it
-		// through j; so it has sent those of rounds k to r-1 at most.
+		// through j; so it has sent those of rounds k to r-1 at most. And
+		// m are: no more are ever sent.
 		for j := range in {
-			in[j] = make(chan uint64, n)
+			in[j] = make(chan uint64, min(n, m))
 		}
-		if fault && c == int(cfg.R)-1 {
-			in[n-1] <- peer.Unhanded
+		if fault && c == 0 {
+			in[0] <- peer.Unhanded
 		}
 		for j := 0; j < n; j++ {
 			i := c*n + j
@@ -175,7 +176,7 @@ func padIntact(b []byte, seed int) bool {
 // (the worst case; at P=1 cycles often finish while later ones are still
 // being created): its stack (a power of two, at least 2 KiB) plus the
 // goroutine, channel and closure, measured at about 0.9 KiB together, and
-// the channel's buffer of n tokens.
+// the channel's buffer of up to n tokens (8 bytes each).
 func bytesPerGoroutine(d, n uint64) float64 {
 	stack := uint64(2048)
 	for stack < d+2048 {

@@ -35,8 +35,8 @@ pub struct Ring {
     pub m: u64,
     pub d: u64,
     pub p: u64,
-    /// USCHED_RING_FAULT=spurious: the last member gets a token nobody
-    /// handed it (`give_unhanded`), which its checks must catch.
+    /// USCHED_RING_FAULT=spurious: member 0 gets a token nobody handed
+    /// it (`give_unhanded`), which its checks must catch.
     pub fault: bool,
 }
 
@@ -55,11 +55,11 @@ pub fn fault_wanted(value: Option<&str>) -> Result<bool, String> {
     }
 }
 
-/// With USCHED_RING_FAULT: sends the last member of a cycle's links a token
+/// With USCHED_RING_FAULT: sends member 0 of a cycle's links a token
 /// nobody counts as handed, through its left neighbour's sender.
 pub async fn give_unhanded<I, O: Outbox>(links: &mut [(I, O)]) {
-    let k = links.len() - 2;
-    links[k].1.send(UNHANDED).await;
+    let last = links.len() - 1;
+    links[last].1.send(UNHANDED).await;
 }
 
 impl Ring {

@@ -83,8 +83,8 @@ func ParseRing(args []string) (Ring, error) {
 const Unhanded = ^uint64(0)
 
 // RingFault reads USCHED_RING_FAULT, as every ring does: true for
-// "spurious" (the last member gets a token nobody handed it, which its
-// checks must catch), false if unset or empty, an error otherwise.
+// "spurious" (member 0 gets a token nobody handed it, which its checks
+// must catch), false if unset or empty, an error otherwise.
 func RingFault() (bool, error) {
 	switch v := os.Getenv("USCHED_RING_FAULT"); v {
 	case "":

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         let start = Instant::now();
         for c in 0..cfg.r {
             let mut links = cycle(cfg.n, || mpsc::channel(cfg.n as usize));
-            if cfg.fault && c == cfg.r - 1 {
+            if cfg.fault && c == 0 {
                 give_unhanded(&mut links).await;
             }
             for (j, (inbox, out)) in (0..).zip(links) {
