@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 static void block_outside(void *arg)
@@ -94,6 +95,16 @@ static void resume_uninitialised(void *arg)
 	static struct ustack u;
 
 	(void)arg;
+	run_returning(&u, 0, NULL);
+}
+
+/* Neither zeroed nor set up: a state past the last one. */
+static void resume_garbage(void *arg)
+{
+	static struct ustack u;
+
+	(void)arg;
+	memset(&u, 0x55, sizeof u);
 	run_returning(&u, 0, NULL);
 }
 
@@ -344,6 +355,8 @@ static const struct {
 	  "s_next returning a finished thread" },
 	{ resume_uninitialised, "not set up by ustack_init",
 	  "s_next returning an uninitialised thread" },
+	{ resume_garbage, "not set up by ustack_init",
+	  "s_next returning a thread full of garbage" },
 	{ resume_foreign, "of another dispatcher",
 	  "s_next returning another dispatcher's thread" },
 	{ run_without_callbacks, "must be set",
@@ -372,7 +385,8 @@ static const struct {
 	{ init_without_thread, "u is NULL", "ustack_init without a thread" },
 	{ init_without_dispatcher, "s is NULL",
 	  "ustack_init without a dispatcher" },
-	{ run_without_dispatcher, "s is NULL", "usched_run without one" },
+	{ run_without_dispatcher, "usched: usched_run(): s is NULL",
+	  "usched_run without one, said with the library's prefix" },
 };
 
 int main(void)
