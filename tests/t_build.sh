@@ -11,16 +11,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/tap.sh"
 
-# mk CC CFLAGS TARGET...: a make of its own into $tmp/out (or $out), not
-# given the variables of a make that may be running the tests; its log in
-# $tmp/log.
+# mk CC CFLAGS TARGET...: a make of its own into $tmp/out (or $out); its
+# log in $tmp/log.
 mk() {
 	local cc=$1 cflags=$2
 	shift 2
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u CC \
-		make -C "$root" --no-print-directory O="${out:-$tmp/out}" CC="$cc" \
-		CFLAGS="$cflags" "$@" >"$tmp/log" 2>&1 ||
-		{ sed 's/^/# /' "$tmp/log"; return 1; }
+	own_make "$tmp/log" "$root" O="${out:-$tmp/out}" CC="$cc" \
+		CFLAGS="$cflags" "$@"
 }
 
 # compiled: how many sources the last make compiled
@@ -101,10 +98,8 @@ fi
 pk() {
 	local dir=$1 cflags=$2
 	shift 2
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u CXXFLAGS \
-		make -C "$root/bench/peers/$dir" --no-print-directory \
-		BIN="$tmp/pbin" CFLAGS="$cflags" CXXFLAGS="$cflags" "$@" \
-		>"$tmp/log" 2>&1 || { sed 's/^/# /' "$tmp/log"; return 1; }
+	own_make "$tmp/log" "$root/bench/peers/$dir" BIN="$tmp/pbin" \
+		CFLAGS="$cflags" CXXFLAGS="$cflags" "$@"
 }
 for p in c:ring-pthread cpp:ring-cpp; do
 	prog=$tmp/pbin/${p#*:}

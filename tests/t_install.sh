@@ -16,15 +16,11 @@ if ! command -v pkg-config >/dev/null; then
 	exit 0
 fi
 
-# make_in PREFIX TARGET [DESTDIR [MAKE VARIABLES...]]: a make of its own,
-# building in $tmp/build, not a part of the one that may be running the
-# tests, nor given its variables (make puts those of its command line in
-# the environment).
+# make_in PREFIX TARGET [DESTDIR [MAKE VARIABLES...]]: a make of its own
+# (own_make), building in $tmp/build.
 make_in() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u O -u DESTDIR \
-		make -C "$root" -s --no-print-directory O="$tmp/build" "$2" \
-		PREFIX="$1" DESTDIR="${3:-}" "${@:4}" >"$tmp/make.log" 2>&1 ||
-		{ sed 's/^/# /' "$tmp/make.log"; return 1; }
+	own_make "$tmp/make.log" "$root" -s O="$tmp/build" "$2" PREFIX="$1" \
+		DESTDIR="${3:-}" "${@:4}"
 }
 
 install_to() {
