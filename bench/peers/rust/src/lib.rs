@@ -36,7 +36,7 @@ pub struct Ring {
     pub d: u64,
     pub p: u64,
     /// USCHED_RING_FAULT=spurious: member 0 gets a token nobody handed
-    /// it (`give_unhanded`), which its checks must catch.
+    /// it (`cycle_links`), which its checks must catch.
     pub fault: bool,
 }
 
@@ -55,11 +55,20 @@ pub fn fault_wanted(value: Option<&str>) -> Result<bool, String> {
     }
 }
 
-/// With USCHED_RING_FAULT: sends member 0 of a cycle's links a token
-/// nobody counts as handed, through its left neighbour's sender.
-pub async fn give_unhanded<I, O: Outbox>(links: &mut [(I, O)]) {
-    let last = links.len() - 1;
-    links[last].1.send(UNHANDED).await;
+/// Cycle c's links (`cycle`). With USCHED_RING_FAULT, the first cycle's
+/// member 0 gets a token nobody counts as handed, through its left
+/// neighbour's sender.
+pub async fn cycle_links<I, O: Outbox>(
+    cfg: &Ring,
+    c: u64,
+    channel: impl FnMut() -> (O, I),
+) -> Vec<(I, O)> {
+    let mut links = cycle(cfg.n, channel);
+    if cfg.fault && c == 0 {
+        let last = links.len() - 1;
+        links[last].1.send(UNHANDED).await;
+    }
+    links
 }
 
 impl Ring {

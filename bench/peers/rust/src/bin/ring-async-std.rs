@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use async_std::task;
 use futures_channel::mpsc;
-use usched_peers::{Ring, cycle, give_unhanded, member};
+use usched_peers::{Ring, cycle_links, member};
 
 const PROG: &str = "ring-async-std";
 
@@ -34,10 +34,7 @@ fn main() -> ExitCode {
         let mut counts = Vec::with_capacity(cfg.members());
         let start = Instant::now();
         for c in 0..cfg.r {
-            let mut links = cycle(cfg.n, || mpsc::channel(cfg.n as usize - 1));
-            if cfg.fault && c == 0 {
-                give_unhanded(&mut links).await;
-            }
+            let links = cycle_links(&cfg, c, || mpsc::channel(cfg.n as usize - 1)).await;
             for (j, (inbox, out)) in (0..).zip(links) {
                 let fut = member(j, cfg.n, cfg.m, inbox, out);
                 tasks.push(if cfg.p == 1 {

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use tokio::runtime::Builder;
 use tokio::sync::mpsc;
-use usched_peers::{EXIT_FAIL, Ring, complain, cycle, give_unhanded, member};
+use usched_peers::{EXIT_FAIL, Ring, complain, cycle_links, member};
 
 const PROG: &str = "ring-tokio";
 
@@ -38,10 +38,7 @@ fn main() -> ExitCode {
         let mut counts = Vec::with_capacity(cfg.members());
         let start = Instant::now();
         for c in 0..cfg.r {
-            let mut links = cycle(cfg.n, || mpsc::channel(cfg.n as usize));
-            if cfg.fault && c == 0 {
-                give_unhanded(&mut links).await;
-            }
+            let links = cycle_links(&cfg, c, || mpsc::channel(cfg.n as usize)).await;
             for (j, (inbox, out)) in (0..).zip(links) {
                 tasks.push(tokio::spawn(member(j, cfg.n, cfg.m, inbox, out)));
             }
