@@ -167,6 +167,7 @@ $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
 	$(CC) $(ALL_CFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ $(LDLIBS)
 
 $(BENCH_BIN)/switch: bench/floor.c bench/floor.h
+$(BENCH_BIN)/ring: bench/peers/ring-check.h
 
 # ring-lto: the ring as a program built with -flto gets it, against the
 # library built with the same flags and -flto, whose wait the link inlines
@@ -180,7 +181,8 @@ $(LTO_LIB): FORCE
 endif
 
 $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
-		bench/common.h $(LTO_LIB) $(BENCH_BIN)/.flags
+		bench/common.h bench/peers/ring-check.h $(LTO_LIB) \
+		$(BENCH_BIN)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -flto $(filter %.c,$^) $(filter %.a,$^) -o $@ \
 		$(LDLIBS)

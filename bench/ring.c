@@ -23,6 +23,7 @@
 #include "../rr.h"
 #include "args.h"
 #include "common.h"
+#include "peers/ring-check.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -109,23 +110,15 @@ static uint64_t slot(uint64_t t)
 }
 
 /*
- * Tokens handed to a thread (its count in r_handed), modulo 2^32: fewer
- * than 2^31 are ever pending, so the sign of the difference with what it
- * got says which is ahead, in 4 bytes a thread.
+ * Hands the token to thread i, counted in its r_handed (ring-check.h's,
+ * as the peers count theirs): only its left neighbour calls this.
  */
-static uint32_t handed(const uint32_t *count)
-{
-	return __atomic_load_n(count, __ATOMIC_RELAXED);
-}
-
-/* Hands the token to thread i: only its left neighbour calls this. */
 static inline __attribute__((always_inline))
 void pass(uint64_t i, int (*wake)(void *))
 {
-	uint32_t *count = &ring.r_handed[i];
 	int rc;
 
-	__atomic_store_n(count, handed(count) + 1, __ATOMIC_RELAXED);
+	ring_count_handed(&ring.r_handed[i]);
 	if ((rc = wake(ring.r_thread[i])) != 0)
 		call_failed(rc);
 }
@@ -150,7 +143,7 @@ void rounds(uint64_t t, int (*wait)(void), int (*wake)(void *))
 		turn = turn == 0 ? ring.r_args.ra_n - 1 : turn - 1;
 		if ((rc = wait()) != 0)
 			call_failed(rc);
-		else if ((int32_t)(handed(mine) - (uint32_t)(got + 1)) < 0)
+		else if (!ring_token_handed(mine, got + 1))
 			count_error(&ring.r_bad);	/* woken, no token */
 		if (turn != ring.r_args.ra_n - 1)	/* it did not send */
 			pass(right, wake);

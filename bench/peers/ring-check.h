@@ -1,9 +1,10 @@
 /*
- * The checks the C and C++ ring peers share: the D-byte stack pad that a
+ * The checks the C and C++ rings share: the D-byte stack pad that a
  * stackful member keeps live while it blocks (ring-pthread, ring-boost),
  * the count of the tokens handed to each member, which it checks after
- * every wait as usched's ring does, and the check of every member after
- * the run (those two and, through cpp/ring.h, the stackless C++ peers).
+ * every wait (those two, the stackless C++ peers and usched's ring), and
+ * the check of every member after the run (the peers, the stackless ones
+ * through cpp/ring.h).
  */
 #ifndef PEERS_RING_CHECK_H
 #define PEERS_RING_CHECK_H
@@ -13,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "args.h"
+#include "../args.h"
 
 #define PAD_MARK	0xa5
 
