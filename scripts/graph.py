@@ -15,7 +15,9 @@ and warm-up runs, and one when the implementations of a column ran
 different M), one table per N
 (cells: the point's value with 2 decimals, "fail" for a failed point,
 empty when not run), the failures' reasons and links to the images;
-summary.csv holds every point's numbers.
+summary.csv holds every point's numbers.  The plots of an N that the last
+run into the same directory drew (its summary.csv's) and that the results
+no longer have are removed.
 """
 
 import argparse
@@ -230,7 +232,7 @@ def plot(points, n, out, plt, linear, style):
     ax.set_title(f"ring, N = {n} threads per cycle")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
-    paths = [os.path.join(out, f"c{n}.{ext}") for ext in ("png", "svg")]
+    paths = plot_paths(out, n)
     fig.savefig(paths[0], dpi=120, bbox_inches="tight")
     fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
@@ -397,6 +399,21 @@ def report(points, images, info, source, linear):
     return "\n".join(parts)
 
 
+def plot_paths(out, n):
+    return [os.path.join(out, f"c{n}.{ext}") for ext in ("png", "svg")]
+
+
+def plotted_before(out):
+    """The N whose plots an earlier run wrote to out, as its summary.csv
+    lists them: those that this run does not redraw are stale."""
+    try:
+        with open(os.path.join(out, "summary.csv"), newline="") as f:
+            return {int(row["n"]) for row in csv.DictReader(f)
+                    if row.get("n", "").isdigit()}
+    except (OSError, ValueError, csv.Error):
+        return set()
+
+
 def write_csv(points, path):
     cols = ["label", "n", "r", "threads", "m", "d", "p", "status",
             "mmsgs_mean", "mmsgs_slowest", "mmsgs_fastest", "runs", "reason",
@@ -475,9 +492,15 @@ def main(argv=None):
     md = os.path.join(opts.out, "report.md")
     try:
         os.makedirs(opts.out, exist_ok=True)
+        before = plotted_before(opts.out)
         style = styles(points)
         images = {n: plot(pts, n, opts.out, plt, opts.linear, style)
                   for n, pts in by_n(points).items()}
+        stale = [path for n in sorted(before - set(images))
+                 for path in plot_paths(opts.out, n)
+                 if os.path.exists(path)]
+        for path in stale:
+            os.remove(path)
         with open(md, "w") as f:
             f.write(report(points, images, info, source, opts.linear))
         write_csv(points, os.path.join(opts.out, "summary.csv"))
@@ -488,6 +511,8 @@ def main(argv=None):
     try:
         for paths in images.values():
             print("plot:", *paths)
+        if stale:
+            print("removed, of N no longer in the results:", *stale)
         print("report:", md)
         print("table:", os.path.join(opts.out, "summary.csv"), flush=True)
     except OSError as e:  # the files are written: only the list is lost

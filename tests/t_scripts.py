@@ -10,6 +10,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -233,6 +234,59 @@ def test_graph_cpus(tmp):
                   md[:1200] + p.stderr)
         check(csv_cpus == [c or "" for c in cpus],
               f"CPUs {cpus}: summary.csv's cpu column", csv_cpus)
+
+
+def test_graph_stale(tmp):
+    """A run into a directory removes the plots of an N that the last run
+    there drew and the results no longer have, and nothing else."""
+    res, out = os.path.join(tmp, "results"), os.path.join(tmp, "out")
+    with open(os.path.join(tmp, "m.json"), "w") as f:
+        json.dump(MACHINE, f)
+
+    def sweep_of(ns):
+        shutil.rmtree(res, ignore_errors=True)
+        write_points(res, [point("GO", n, 2, 100, seconds=[0.001])
+                           for n in ns])
+        shutil.copy(os.path.join(tmp, "m.json"),
+                    os.path.join(res, "machine.json"))
+        return graph_report(res, out)
+
+    def plots():
+        return sorted(x for x in os.listdir(out) if x.endswith((".png",
+                                                                ".svg")))
+
+    p, _ = sweep_of((2, 8, 16))
+    for mine in ("c4.png", "c8.txt"):  # written by someone else
+        with open(os.path.join(out, mine), "w") as f:
+            f.write("mine")
+    p, md = sweep_of((2, 16))
+    gone = [os.path.join(out, f"c8.{e}") for e in ("png", "svg")]
+    check(p.returncode == 0 and plots() == ["c16.png", "c16.svg", "c2.png",
+                                            "c2.svg", "c4.png"]
+          and "c8" not in md and os.path.exists(os.path.join(out, "c8.txt")),
+          "the plots of an N the results no longer have are removed; a "
+          "plot of an N the last run did not draw, and other files, stay",
+          f"{plots()} {p.stderr}")
+    check(f"removed, of N no longer in the results: {' '.join(gone)}\n"
+          in p.stdout, "the removed plots are listed", p.stdout)
+    p, _ = sweep_of((2, 16))
+    check(p.returncode == 0 and "removed" not in p.stdout
+          and plots() == ["c16.png", "c16.svg", "c2.png", "c2.svg",
+                          "c4.png"],
+          "the same results again: nothing removed", p.stdout + p.stderr)
+    with open(os.path.join(out, "summary.csv"), "w") as f:
+        f.write("n,label\n,GO\n2,GO\nx,GO\n-1,GO\n")
+    p, _ = sweep_of((16,))
+    check(p.returncode == 0 and plots() == ["c16.png", "c16.svg", "c4.png"],
+          "a summary.csv edited by hand: its N that are numbers count",
+          f"{plots()} {p.stderr}")
+    os.remove(os.path.join(out, "summary.csv"))
+    os.mkdir(os.path.join(out, "summary.csv"))
+    p, _ = sweep_of((2,))
+    check(p.returncode == 1 and "cannot write" in p.stderr
+          and "c16.png" in plots(),
+          "summary.csv unreadable (a directory): no plot removed, and the "
+          "write fails as before", f"{plots()} {p.stderr}")
 
 
 def test_graph_ticks(tmp):
@@ -1268,6 +1322,7 @@ def main():
     for test in (test_graph, test_graph_cpus, test_graph_runs,
                  test_graph_failures,
                  test_graph_bad, test_graph_legends, test_graph_ticks,
+                 test_graph_stale,
                  test_dry_run, test_sweep,
                  test_sweep_closed_pipe, test_sweep_bad_input,
                  test_interrupt, test_perf_interrupt, test_profiles,
