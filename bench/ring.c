@@ -49,6 +49,7 @@ struct ring {
 	uint64_t                r_bad;		/* failed token checks */
 	uint64_t                r_errors;	/* failed waits and wakes */
 	int                     r_first_error;	/* the first one's -errno */
+	long                    r_rss_before;	/* KiB, before any thread's */
 };
 
 static struct ring ring;
@@ -238,8 +239,14 @@ static void print_details(double secs)
 		secs * 1e9 *
 		(a->ra_p < (uint64_t)cpus ? a->ra_p : (uint64_t)cpus) /
 		(sum.ss_switches ? sum.ss_switches : 1));
-	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread\n",
-		ru.ru_maxrss, ru.ru_maxrss * 1024.0 / a->ra_threads);
+	/* the first figure is the goal's; the second, what the threads
+	 * added, still says something with a few of them */
+	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread; %.1f a "
+		"thread above the %ld KiB before allocating for them\n",
+		ru.ru_maxrss,
+		ru.ru_maxrss * 1024.0 / a->ra_threads,
+		(ru.ru_maxrss - ring.r_rss_before) * 1024.0 / a->ra_threads,
+		ring.r_rss_before);
 	/* with many threads, system time is the kernel mapping fresh memory */
 	fprintf(stderr, "CPU time: user %.2f s, system %.2f s\n",
 		timeval_seconds(&ru.ru_utime), timeval_seconds(&ru.ru_stime));
@@ -276,6 +283,7 @@ static unsigned ring_setup(int argc, char **argv)
 	const char *prog = argv[0];
 	struct ring_args *a = &ring.r_args;
 	struct ring_why why;
+	struct rusage ru;
 	unsigned flags = 0;
 	size_t slots;
 	int i;
@@ -294,6 +302,8 @@ static unsigned ring_setup(int argc, char **argv)
 		usage_fail(prog, usage, "%s", why.w_text);
 	/* struct, stack copy, handle, count: about 200 bytes a thread, plus D */
 	check_memory(prog, (double)a->ra_threads * (200 + a->ra_d));
+	getrusage(RUSAGE_SELF, &ru);
+	ring.r_rss_before = ru.ru_maxrss;
 	/* before the clock starts, as the peers allocate their members */
 	slots = a->ra_threads + a->ra_p * GROUP_GAP;
 	ring.r_thread = malloc(slots * sizeof(void *));

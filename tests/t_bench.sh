@@ -100,6 +100,16 @@ timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&
 	grep -Eq "^peak RSS: [0-9]+ KiB, [0-9.]+ bytes per thread" "$err" &&
 	grep -Eq "^CPU time: user [0-9]+\.[0-9]{2} s, system [0-9]+\.[0-9]{2} s$" "$err"
 ok $? "ring -v prints the switches, max stack, memory and CPU time perf.py reads"
+# With few threads the process's own memory swamps theirs: ring -v also
+# says what they added to the RSS it had before allocating for them.
+timeout 120 "$bin/ring" -v --sched rr 2 10 3 0 1 2>"$err" >/dev/null &&
+	awk '/^peak RSS: / { peak = $3; each = $5; above = $9; before = $14
+		threads = 20; ok = $4 == "KiB," && $15 == "KiB" &&
+		each + 0 > above + 0 && above + 0 >= 0 && before + 0 > 0 &&
+		sprintf("%.1f", (peak - before) * 1024 / threads) == above &&
+		sprintf("%.1f", peak * 1024 / threads) == each }
+	END { exit !ok }' "$err"
+ok $? "ring -v: the peak RSS a thread, and a thread's share of what the threads added"
 # The READMEs' 48 bytes a ring member saves at D=0 are gcc's on x86-64:
 # the member's loop keeps four values in callee-saved registers, whose
 # old values go to the thread's struct, not to its stack.
