@@ -12,11 +12,15 @@
 #include "sched/proc.h"
 
 #include <errno.h>
+#include <stddef.h>
 
 struct rr_proc {
 	struct proc       r_p;		/* first */
 	struct sched_lock r_lock;	/* r_p.p_ready and thread states */
 };
+/* t_sched's held-struct test takes the lock at the proc's end. */
+_Static_assert(offsetof(struct rr_proc, r_lock) == sizeof(struct proc),
+	       "tests/t_sched.c finds r_lock right after r_p");
 
 static struct procs rr_procs;
 static unsigned long rr_spread;		/* where the next new thread goes */
