@@ -409,7 +409,7 @@ def plotted_before(out):
     try:
         with open(os.path.join(out, "summary.csv"), newline="") as f:
             return {int(row["n"]) for row in csv.DictReader(f)
-                    if row.get("n", "").isdigit()}
+                    if (row.get("n") or "").isdigit()}
     except (OSError, ValueError, csv.Error):
         return set()
 

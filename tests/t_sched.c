@@ -1478,10 +1478,10 @@ static void test_names(void)
  * thread has ended (sched/pool.c, thread_claim): the wake would reach the
  * new thread. Only rr's waker can be held still while it holds a struct:
  * it then takes its processor's lock, which the test takes first (rr.c's
- * struct rr_proc: a struct proc, then the lock, as rr.c asserts). A native thread wakes the running
- * thread and waits with its hold; the thread ends, and its struct goes
- * back for spawns from elsewhere (it was one); another native thread's
- * spawn must take another struct.
+ * struct rr_proc: a struct proc, then the lock, as rr.c asserts). A
+ * native thread wakes the running thread and waits with its hold; the
+ * thread ends, and its struct goes back for spawns from elsewhere (it was
+ * one); another native thread's spawn must take another struct.
  */
 static void *held_thread, *held_spawned;
 static int held_running, held_go, held_wake_rc;

@@ -275,7 +275,7 @@ def test_graph_stale(tmp):
                           "c4.png"],
           "the same results again: nothing removed", p.stdout + p.stderr)
     with open(os.path.join(out, "summary.csv"), "w") as f:
-        f.write("n,label\n,GO\n2,GO\nx,GO\n-1,GO\n")
+        f.write("label,n\nGO,\nGO,2\nGO,x\nGO,-1\nGO\n")
     p, _ = sweep_of((16,))
     check(p.returncode == 0 and plots() == ["c16.png", "c16.svg", "c4.png"],
           "a summary.csv edited by hand: its N that are numbers count",
