@@ -15,6 +15,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -155,6 +156,24 @@ def build(tree, arch):
     return out if r.returncode == 0 else None
 
 
+def passes(argv, env, cwd):
+    """Whether argv exits 0 within TIMEOUT seconds: None if it timed out.
+    What it leaves running (a test's hung child) is killed."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=env, cwd=cwd,
+                         start_new_session=True)
+    try:
+        rc = p.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        rc = None
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.wait()
+    return None if rc is None else rc == 0
+
+
 def first_failure(out, arch):
     """The first test that fails on the build in out, or None."""
     a = ARCHS[arch]
@@ -162,15 +181,11 @@ def first_failure(out, arch):
     if a["exec"]:
         env["USCHED_TEST_EXEC"] = " ".join(a["exec"])
     for t in TESTS:
-        try:
-            r = subprocess.run(a["exec"] + [os.path.join(out, "tests", t)],
-                               stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=env,
-                               timeout=TIMEOUT, cwd=os.path.dirname(
-                                   os.path.dirname(out)))
-        except subprocess.TimeoutExpired:
+        r = passes(a["exec"] + [os.path.join(out, "tests", t)], env,
+                   os.path.dirname(os.path.dirname(out)))
+        if r is None:
             return t + " (timed out)"
-        if r.returncode != 0:
+        if not r:
             return t
     return None
 
