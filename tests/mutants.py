@@ -1,24 +1,35 @@
 #!/usr/bin/env python3
-"""make check-mutants: every mutant of the switch's assembly fails a test.
+"""make check-mutants: every mutant of usched.c fails a test.
 
-A mutant changes one instruction of an architecture's section of usched.c:
-an instruction that stores or loads (a memory operand, or the FP control
-register) is dropped, or its offset moved by 8; a conditional branch or move
-takes the other condition. Each mutant is built in a copy of the tree and
-the dispatcher's tests run on it (under qemu for aarch64). A mutant that
-passes them all is a defect of the tests, unless it is listed in SPEED_ONLY:
-those change when work is done, not what a thread finds when it resumes.
+An assembly mutant changes one instruction of an architecture's section of
+usched.c: an instruction that stores or loads (a memory operand, or the FP
+control register) is dropped, or its offset moved by 8; a conditional
+branch or move takes the other condition. A C mutant, one of C_MUTANTS,
+replaces a text of usched.c's C code with another: a comparison turned, a
+check or a store dropped, a value changed. Each mutant is built in a copy
+of the tree and the dispatcher's tests run on it (under qemu for aarch64);
+a C mutant runs at x86-64 gcc -O2 unless RUN_IN names the configuration
+that can tell it (a sanitizer's code, aarch64's FP control), two at a
+time. A mutant that passes them all is a defect of the tests, unless it is
+listed: in SPEED_ONLY, those of the assembly that change when work is
+done, not what a thread finds when it resumes; in EQUIVALENT, those of the
+C code that no program can tell from usched.c. A C mutant whose text is not
+in usched.c exactly once, or that does not build, fails the run too: the
+list follows the code.
 
-    tests/mutants.py [--arch x86-64|aarch64|all] [--list]
+    tests/mutants.py [--arch x86-64|aarch64|all] [--kind asm|c|all]
+                     [--list]
 """
 import argparse
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The dispatcher's tests; t_sched and the rest test the schedulers.
@@ -30,6 +41,8 @@ TIMEOUT = 120
 # run that tried nothing must not pass.
 MIN_MUTANTS = 40
 QEMU = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
+# C mutants built and tested at once (CI has 2 cores).
+C_JOBS = 2
 
 ARCHS = {
     "x86-64": {
@@ -63,6 +76,301 @@ SPEED_ONLY = {
         "compares the return address with the FP state in force: never "
         "equal, so the saved state is loaded",
     ("aarch64", "drop", "ldr x3, [x3, #160]"): POINTER,
+}
+
+# usched_finish gives the buffer back, then calls s_done.
+FINISH_FREE = ("\tif (u->u_stack != NULL) {\n"
+               "\t\ts->s_free(s, u->u_stack, u->u_len);\n"
+               "\t\tu->u_stack = NULL;\n"
+               "\t\tu->u_len = 0;\n"
+               "\t}\n")
+FINISH_DONE = "\tif (s->s_done != NULL)\n\t\ts->s_done(s, u);\n"
+
+# (id, text of usched.c, what replaces it, what that breaks), in the
+# order of usched.c. The text must be there exactly once.
+C_MUTANTS = [
+    # TSan's fibers
+    ("tsan-new-fiber", "if (u != NULL && u->u_san == NULL)",
+     "if (u != NULL)", "a resumed thread gets a new fiber"),
+    ("tsan-leak-fiber", "\t\t__tsan_destroy_fiber(s->s_san_dead);\n", "",
+     "a finished thread's fiber is never destroyed"),
+    ("tsan-dead-kept", "\t\ts->s_san_dead = NULL;\n", "",
+     "a finished thread's fiber is destroyed again at every switch"),
+    # ASan's shadow
+    ("asan-extra", "#define SAN_EXTRA(used) ((used) / 8)",
+     "#define SAN_EXTRA(used) ((used) / 16)",
+     "half of a blocked thread's shadow travels with it"),
+    ("asan-save-shadow",
+     "\tstack_copy((char *)u->u_stack + used, asan_shadow(sp),\n"
+     "\t\t   SAN_EXTRA(used));\n", "",
+     "a blocked thread's redzones are not saved"),
+    ("asan-unpoison", "\t__asan_unpoison_memory_region(sp, used);\n", "",
+     "a blocked thread's redzones stay on the stack"),
+    ("asan-restore-shadow",
+     "\tsan_copy(asan_shadow(dst), (const char *)src + n, SAN_EXTRA(n));\n",
+     "", "a resumed thread's redzones are not put back"),
+    # usched_panic, usched_stack_max
+    ("panic-prefix", '\tfputs("usched: ", stderr);\n', "",
+     "messages do not name the library"),
+    ("limit-set", "s->s_stack_max > 0 ? s->s_stack_max :",
+     "s->s_stack_max > 0 ? s->s_stack_max + 16 :",
+     "s_stack_max lets 16 bytes more through"),
+    ("limit-default", ": USCHED_STACK_MAX_DEFAULT;",
+     ": USCHED_STACK_MAX_DEFAULT + 4096;",
+     "the default limit is 4 KiB over 1 MiB"),
+    # usched_start
+    ("start-state-low", "u->u_state < US_NEW || u->u_state > US_DONE",
+     "u->u_state > US_DONE", "a zeroed thread is not refused"),
+    ("start-state-high", "u->u_state < US_NEW || u->u_state > US_DONE",
+     "u->u_state < US_NEW", "a state past the last is not refused"),
+    ("start-foreign", "\tif (u->u_sched != s)\n", "\tif (0)\n",
+     "another dispatcher's new thread starts"),
+    ("start-used", "\t\tu->u_used = 0;\n", "",
+     "a new thread's saved size is a leftover of u_f"),
+    ("start-san", "\t\tu->u_san = NULL;\n", "",
+     "a new thread's fiber is a leftover of u_arg"),
+    ("start-self", "\t\ts->s_self = u;\n\t\tsan_switch(s, u);\n",
+     "\t\tsan_switch(s, u);\n", "a new thread is not the running one"),
+    ("start-running", "\t\tu->u_state = US_RUNNING;\n", "",
+     "a started thread stays new"),
+    ("start-fpctl-home", "s->s_share_fpctl ? NULL : s->s_home);",
+     "s->s_home);", "with a shared FP state, a new thread takes the caller's"),
+    ("start-fpctl-none", "s->s_share_fpctl ? NULL : s->s_home);",
+     "NULL);", "a new thread takes the FP state in force"),
+    # usched_pick
+    ("pick-home-san", "\t\tsan_switch(s, NULL);\n", "",
+     "home resumes on the last thread's fiber"),
+    ("pick-foreign", "u->u_sched != s || u->u_state != US_BLOCKED",
+     "u->u_state != US_BLOCKED",
+     "another dispatcher's blocked thread resumes"),
+    ("pick-self", "\ts->s_self = u;\n\ts->s_nr_blocked--;\n",
+     "\ts->s_nr_blocked--;\n", "a resumed thread is not the running one"),
+    ("pick-count", "\ts->s_nr_blocked--;\n", "",
+     "resumed threads still count as blocked"),
+    ("pick-san", "\tsan_switch(s, u);\n\tu->u_state = US_RUNNING;\n",
+     "\tu->u_state = US_RUNNING;\n",
+     "a resumed thread runs on the last one's fiber"),
+    ("pick-running", "\tu->u_state = US_RUNNING;\n\treturn", "\treturn",
+     "a resumed thread stays blocked"),
+    # usched_finish
+    ("finish-done-state", "\tu->u_state = US_DONE;\n", "",
+     "a finished thread passes for a running one"),
+    ("finish-san", "\tsan_finish(s, u);\n", "\t(void)san_finish;\n",
+     "a finished thread's fiber is never destroyed"),
+    ("finish-self", "\ts->s_self = NULL;\t/* call-backs run outside every "
+     "thread */\n", "", "s_free and s_done run as the finished thread"),
+    ("finish-blocked", "\ts->s_blocked = NULL;\n\tif (u->u_stack", "\tif "
+     "(u->u_stack", "s_next after an end sees the last thread that blocked"),
+    ("finish-free", "\t\ts->s_free(s, u->u_stack, u->u_len);\n"
+     "\t\tu->u_stack = NULL;\n", "\t\tu->u_stack = NULL;\n",
+     "a finished thread's buffer leaks"),
+    ("finish-stack", "\t\tu->u_stack = NULL;\n", "",
+     "s_done finds the buffer given back still in u_stack"),
+    ("finish-len", "\t\tu->u_len = 0;\n", "",
+     "s_done finds the size of the buffer given back"),
+    ("finish-done-first", FINISH_FREE + FINISH_DONE,
+     FINISH_DONE + FINISH_FREE, "s_done runs before the buffer is back"),
+    ("finish-done", FINISH_DONE, "", "s_done is never called"),
+    ("finish-fpctl", "to.to_len, UARCH_FPCTL_NONE);", "to.to_len, 0);",
+     "after an end, a thread whose FP state is 0 keeps the one in force"),
+    # ustack_grow
+    ("grow-limit-ge", "\tif (used > max)\n", "\tif (used >= max)\n",
+     "a stack of s_stack_max bytes is refused"),
+    ("grow-limit", "\tif (used > max)\n\t\treturn -E2BIG;\n", "",
+     "a stack over s_stack_max is saved"),
+    ("grow-half-int", "want = (long)u->u_len + u->u_len / 2;",
+     "want = u->u_len + u->u_len / 2;",
+     "growing a buffer over 1.43e9 bytes overflows an int"),
+    ("grow-half", "want = (long)u->u_len + u->u_len / 2;",
+     "want = u->u_len;", "a growing stack gets no room to grow"),
+    ("grow-first", "if (u->u_len > 0)", "if (u->u_len >= 0)",
+     "a first buffer gets no room to grow"),
+    ("grow-deepest", "s->s_max_used < 2 * used ?",
+     "s->s_max_used > 2 * used ?",
+     "a first buffer is not as big as the deepest stack"),
+    ("grow-twice", ": 2 * used;", ": used;",
+     "a first buffer is only as big as the stack"),
+    ("grow-need", "\tif (want < used)\n\t\twant = used;\n", "",
+     "a buffer is smaller than the stack"),
+    ("grow-max", "\tif (want > max)\n\t\twant = max;\n", "",
+     "a buffer is bigger than s_stack_max"),
+    ("grow-round", "SAN_EXTRA(want) + 15) & ~15L;",
+     "SAN_EXTRA(want)) & ~15L;", "sizes are rounded down"),
+    ("grow-san", "(want + SAN_EXTRA(want) + 15)", "(want + 15)",
+     "a buffer has no room for the shadow"),
+    ("grow-int-max", "\tif (size > INT_MAX)\t/* s_stack_max near INT_MAX */\n"
+     "\t\treturn -E2BIG;\n", "", "s_alloc is asked for a negative size"),
+    ("grow-enomem", "\t\treturn -ENOMEM;\n", "\t\treturn -E2BIG;\n",
+     "a failed s_alloc reads as -E2BIG"),
+    ("grow-free", "\tif (u->u_stack != NULL)\n"
+     "\t\ts->s_free(s, u->u_stack, u->u_len);\n\tu->u_stack = buf;\n",
+     "\tu->u_stack = buf;\n", "the old buffer leaks"),
+    ("grow-free-size", "s->s_free(s, u->u_stack, u->u_len);\n"
+     "\tu->u_stack = buf;\n", "s->s_free(s, u->u_stack, size);\n"
+     "\tu->u_stack = buf;\n", "the old buffer goes back with the new size"),
+    ("grow-len", "\tu->u_len = size;\n", "\tu->u_len = want;\n",
+     "u_len is less than s_alloc gave"),
+    # usched_suspend
+    ("suspend-self", "\ts->s_self = NULL;\t/* s_alloc", "\t/* s_alloc",
+     "s_alloc and s_free run as the blocking thread"),
+    ("suspend-fits-ge", "(unsigned long)(used + SAN_EXTRA(used)) >\n",
+     "(unsigned long)(used + SAN_EXTRA(used)) >=\n",
+     "a stack that just fits its buffer grows it"),
+    ("suspend-fits-signed", "(unsigned long)(used + SAN_EXTRA(used)) >\n"
+     "\t\t     (unsigned long)u->u_len", "(long)(used + SAN_EXTRA(used)) >\n"
+     "\t\t     (long)u->u_len", "a block above the bottom is not refused"),
+    ("suspend-above", "if (used < 0)\t/*", "if (used <= 0)\t/*",
+     "0 bytes are refused as above the bottom"),
+    ("suspend-error-self", "\t\t\ts->s_self = u;\n", "",
+     "a thread whose block failed is not the running one"),
+    ("suspend-error", "return usched_to(NULL, err);",
+     "return usched_to(NULL, -ENOMEM);", "every failed block says -ENOMEM"),
+    ("suspend-used", "\tu->u_used = used;\n", "",
+     "a thread's saved size is the last block's"),
+    ("suspend-max-ge", "\tif (unlikely(used > s->s_max_used))",
+     "\tif (unlikely(used >= s->s_max_used))",
+     "s_max_used is stored again when equal"),
+    ("suspend-max", "\tif (unlikely(used > s->s_max_used))\t/* so_stats "
+     "reads it meanwhile */\n\t\t__atomic_store_n(&s->s_max_used, (int)used, "
+     "__ATOMIC_RELAXED);\n", "", "s_max_used stays 0"),
+    ("suspend-state", "\tu->u_state = US_BLOCKED;\n", "",
+     "a blocked thread passes for a running one"),
+    ("suspend-count", "\ts->s_nr_blocked++;\n", "",
+     "blocked threads are not counted"),
+    ("suspend-blocked", "\ts->s_blocked = u;\n", "",
+     "s_next does not learn which thread blocked"),
+    ("suspend-empty", "\tif (used > 0) {\n", "\tif (used >= 0) {\n",
+     "an empty stack is copied to a NULL buffer"),
+    ("suspend-san", "\t\tsan_save(u, sp, used);\n", "\t\t(void)san_save;\n",
+     "a blocked thread's redzones are neither saved nor cleared"),
+    # usched_enter
+    ("enter-rerun-one", "s->s_nr_blocked > 0 && sp != s->s_bottom",
+     "s->s_nr_blocked > 1 && sp != s->s_bottom",
+     "one blocked thread may resume at other addresses"),
+    ("enter-rerun-here", "s->s_nr_blocked > 0 && sp != s->s_bottom",
+     "s->s_nr_blocked > 0",
+     "a run with threads blocked is refused, even from the same place"),
+    ("enter-self", "\ts->s_bottom = sp;\n\ts->s_self = NULL;\n",
+     "\ts->s_bottom = sp;\n", "s_self is not reset as a run starts"),
+    ("enter-blocked", "\ts->s_blocked = NULL;\n\treturn usched_pick(s);",
+     "\treturn usched_pick(s);",
+     "a run's first s_next sees the last run's blocked thread"),
+    # usched_run
+    ("run-null", '\tif (s == NULL)\n\t\tusched_panic("usched_run(): s is '
+     'NULL");\n', "", "usched_run(NULL) crashes with no message"),
+    ("run-nested", "\tif (usched_here != NULL)\n", "\tif (0)\n",
+     "usched_run from a thread is not refused"),
+    ("run-no-free", "s->s_alloc == NULL || s->s_free == NULL",
+     "s->s_alloc == NULL", "a missing s_free is not refused"),
+    ("run-negative", "if (s->s_stack_max < 0)", "if (s->s_stack_max < -1)",
+     "s_stack_max -1 is not refused"),
+    ("run-sanmix", "\tif (san != NULL)\n", "\tif (0)\n",
+     "a sanitized program with a plain libusched is not stopped"),
+    ("run-fake-stack", "\tif (san_fake_stack())\n",
+     "\tif (0 && san_fake_stack())\n",
+     "detect_stack_use_after_return is not refused"),
+    ("run-twice", "__ATOMIC_ACQUIRE))\n", "__ATOMIC_ACQUIRE) && 0)\n",
+     "a dispatcher may run on two native threads at once"),
+    ("run-san", "\tsan_enter(s);\n", "\t(void)san_enter;\n",
+     "usched_run's caller has no fiber to return to"),
+    ("run-fpctl", "uarch_switch(s->s_home, &usched_enter, NULL, 0, s);",
+     "uarch_switch(s->s_home, &usched_enter, NULL, s->s_share_fpctl, s);",
+     "with a shared FP state, the caller's is not saved"),
+    ("run-here", "\tusched_here = NULL;\n", "",
+     "after a run, the native thread is still inside it"),
+    ("run-running", "\t__atomic_store_n(&s->s_running, 0, __ATOMIC_RELEASE);"
+     "\n", "", "a dispatcher runs once"),
+    # ustack_init
+    ("init-empty", "(stack != NULL && len < 0)", "(stack != NULL && len <= 0)",
+     "a buffer of 0 bytes is refused"),
+    ("init-no-buffer", "(stack != NULL && len < 0)", "(len < 0)",
+     "a negative size with no buffer is refused"),
+    ("init-len", "u->u_len = stack != NULL ? len : 0;", "u->u_len = len;",
+     "a size with no buffer is taken as a buffer's"),
+    ("init-messages", 'u == NULL ? "u is NULL" :\n\t\t\t     s == NULL ? '
+     '"s is NULL"', 'u == NULL ? "s is NULL" :\n\t\t\t     s == NULL ? '
+     '"u is NULL"', "a missing thread is called a missing dispatcher"),
+    ("init-no-f", "s == NULL || f == NULL ||", "s == NULL ||",
+     "a NULL function is not refused"),
+    ("init-state", "\tu->u_state = US_NEW;\n", "",
+     "a thread set up again keeps its old state"),
+    # ustack_self, ustack_block, ustack_abort
+    ("self-outside", "return s != NULL ? s->s_self : NULL;",
+     "return s->s_self;", "ustack_self() outside a dispatcher crashes"),
+    ("block-outside", '\tif (u == NULL)\n\t\tusched_panic("ustack_block() '
+     'called outside', '\tif (0)\n\t\tusched_panic("ustack_block() called '
+     'outside', "ustack_block() outside a thread is not refused"),
+    ("block-fpctl", "\t\t\t    s->s_share_fpctl, u);", "\t\t\t    0, u);",
+     "a shared FP state is saved and restored at each block"),
+    ("abort-outside", '\tif (u == NULL)\n\t\tusched_panic("ustack_abort() '
+     'called outside', '\tif (0)\n\t\tusched_panic("ustack_abort() called '
+     'outside', "ustack_abort() outside a thread is not refused"),
+]
+
+# Where a C mutant runs when x86-64 gcc -O2 cannot tell it: the code of a
+# sanitizer (the Makefile's configurations of that name), a check of a
+# test script, or aarch64's FP control.
+RUN_IN = {
+    "tsan-new-fiber": "tsan",
+    "tsan-leak-fiber": "tsan",
+    "tsan-dead-kept": "tsan",
+    "asan-extra": "asan",
+    "asan-save-shadow": "asan",
+    "asan-unpoison": "asan",
+    "asan-restore-shadow": "asan",
+    "start-san": "tsan",
+    "pick-home-san": "tsan",
+    "pick-san": "tsan",
+    "finish-san": "tsan",
+    # x86-64's saved state is never 0 (MXCSR has bits set): it is loaded
+    # all the same. aarch64's default FPCR is 0.
+    "finish-fpctl": "aarch64",
+    # Rounded down, a size loses at most 8 bytes without ASan (of 1.5
+    # times an odd multiple of 16), which t_stack sees only if its frames
+    # make such a size; under ASan, the shadow (used / 8) comes short.
+    "grow-round": "asan",
+    "grow-san": "asan",
+    # memcpy(NULL, sp, 0) does nothing, but is undefined.
+    "suspend-empty": "ubsan",
+    "suspend-san": "asan",
+    "run-sanmix": "sanmix",
+    "run-fake-stack": "asan",
+    "run-san": "tsan",
+}
+
+# C mutants that a test kills only by hanging until TIMEOUT: they start
+# first, so that the wait overlaps the others.
+HANGS = {
+    "run-twice": "t_misuse's second usched_run waits in s_next for ever",
+}
+
+# C mutants that no program can tell from usched.c, and why.
+EQUIVALENT = {
+    "start-running":
+        "s_next runs only while no thread of its dispatcher runs, and "
+        "another's threads are refused first: none sees US_RUNNING",
+    "pick-running": "the same, for a resumed thread",
+    "suspend-above":
+        "0 bytes never take the branch: u_len is never negative",
+    "suspend-max-ge": "stores the value already there",
+    "enter-self":
+        "s_self is NULL already: a dispatcher starts zeroed, and every "
+        "run ends with s_next returning NULL, called with s_self NULL",
+}
+
+# Where C mutants are built and run, with what is not the arch's: its
+# compiler, the Makefile's flags of that name (CFLAGS_asan...), its tests.
+C_CONFIGS = {
+    "x86-64": {"arch": "x86-64"},
+    "aarch64": {"arch": "aarch64"},
+    # t_asan first: some mutants fail it alone
+    "asan": {"arch": "x86-64", "flags": "asan", "tests": ["t_asan"] + TESTS},
+    "ubsan": {"arch": "x86-64", "flags": "ubsan"},
+    # clang, as the Makefile's (CC_tsan)
+    "tsan": {"arch": "x86-64", "cc": "clang", "flags": "tsan"},
+    # A library built without sanitizers, in a program built with them:
+    # the script builds both.
+    "sanmix": {"arch": "x86-64", "tests": ["t_sanmix.sh"]},
 }
 
 
@@ -134,6 +442,37 @@ def apply(src, idx, ins, new):
     return "\n".join(lines)
 
 
+def setup(name):
+    """What builds and runs the tests in configuration name (an arch's
+    name, or one of C_CONFIGS): compiler, make arguments, CFLAGS, command
+    the tests run under, the tests, USCHED_TEST_THREADS."""
+    c = C_CONFIGS.get(name, {"arch": name})
+    a = ARCHS[c["arch"]]
+    cfg = {"name": name, "cc": c.get("cc", a["cc"]), "make": a["make"],
+           "cflags": "-O2 -g", "exec": a["exec"],
+           "tests": c.get("tests", TESTS), "threads": "200000"}
+    if "flags" in c:
+        # as tests/matrix.sh reads them; the tests scale themselves down
+        # under a sanitizer
+        cfg["cflags"] = subprocess.run(
+            ["make", "-s", "--no-print-directory", "-C", ROOT,
+             "print-cflags-" + c["flags"]], capture_output=True, text=True,
+            env=make_env(), check=True).stdout.strip()
+        cfg["threads"] = None
+    return cfg
+
+
+def make_env():
+    """The environment, without a calling make's variables (make
+    check-mutants), which the tests' makes would take."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
+
+def script(test):
+    return test.endswith((".sh", ".py"))
+
+
 def copy_tree(dst):
     def skip(d, names):
         return [n for n in names if n in (".git", "build", "report",
@@ -141,18 +480,22 @@ def copy_tree(dst):
     shutil.copytree(ROOT, dst, ignore=skip)
 
 
-def build(tree, arch):
-    a = ARCHS[arch]
-    out = os.path.join(tree, "build", arch)
-    targets = [os.path.join(out, "tests", t) for t in TESTS] + \
-        [os.path.join(out, "examples", e[:-2])
-         for e in os.listdir(os.path.join(tree, "examples"))
-         if e.endswith(".c")]
-    r = subprocess.run(["make", "-s", "-C", tree, "O=" + out, "CC=" + a["cc"],
-                        "CFLAGS=-O2 -g"] + a["make"] + targets,
-                       capture_output=True, text=True,
-                       env={k: v for k, v in os.environ.items()
-                            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")})
+def build(tree, cfg):
+    """Builds what cfg's tests run in tree: the directory it is in, or
+    None if it does not build."""
+    out = os.path.join(tree, "build", cfg["name"])
+    targets = [os.path.join(out, "tests", t) for t in cfg["tests"]
+               if not script(t)]
+    if "t_examples" in cfg["tests"]:
+        targets += [os.path.join(out, "examples", e[:-2])
+                    for e in os.listdir(os.path.join(tree, "examples"))
+                    if e.endswith(".c")]
+    if not targets:  # scripts build what they need
+        return out
+    r = subprocess.run(["make", "-s", "-C", tree, "O=" + out,
+                        "CC=" + cfg["cc"], "CFLAGS=" + cfg["cflags"]] +
+                       cfg["make"] + targets,
+                       capture_output=True, text=True, env=make_env())
     return out if r.returncode == 0 else None
 
 
@@ -174,15 +517,22 @@ def passes(argv, env, cwd):
     return None if rc is None else rc == 0
 
 
-def first_failure(out, arch):
-    """The first test that fails on the build in out, or None."""
-    a = ARCHS[arch]
-    env = dict(os.environ, USCHED_TEST_THREADS="200000")
-    if a["exec"]:
-        env["USCHED_TEST_EXEC"] = " ".join(a["exec"])
-    for t in TESTS:
-        r = passes(a["exec"] + [os.path.join(out, "tests", t)], env,
-                   os.path.dirname(os.path.dirname(out)))
+def first_failure(out, cfg, tests=None):
+    """The first test (of cfg's, or tests) that fails on the build in out,
+    or None."""
+    tree = os.path.dirname(os.path.dirname(out))
+    env = make_env()
+    env.pop("USCHED_TEST_THREADS", None)
+    if cfg["threads"] is not None:
+        env["USCHED_TEST_THREADS"] = cfg["threads"]
+    if cfg["exec"]:
+        env["USCHED_TEST_EXEC"] = " ".join(cfg["exec"])
+    for t in cfg["tests"] if tests is None else tests:
+        if script(t):
+            argv = [os.path.join(tree, "tests", t)]
+        else:
+            argv = cfg["exec"] + [os.path.join(out, "tests", t)]
+        r = passes(argv, env, tree)
         if r is None:
             return t + " (timed out)"
         if not r:
@@ -190,14 +540,16 @@ def first_failure(out, arch):
     return None
 
 
-def available(arch):
-    tools = [ARCHS[arch]["cc"]] + ARCHS[arch]["exec"][:1]
-    return all(shutil.which(t) for t in tools)
+def available(cfg):
+    tools = [cfg["cc"]] + cfg["exec"][:1]
+    missing = [t for t in tools if not shutil.which(t)]
+    return " or ".join(missing) if missing else None
 
 
 def run_arch(arch, tmp):
     tree = os.path.join(tmp, arch)
     copy_tree(tree)
+    cfg = setup(arch)
     path = os.path.join(tree, "usched.c")
     with open(path) as f:
         src = f.read()
@@ -206,8 +558,8 @@ def run_arch(arch, tmp):
         print("not ok - %s: only %d mutants found in usched.c's assembly"
               % (arch, found))
         return 1
-    out = build(tree, arch)
-    if out is None or first_failure(out, arch) is not None:
+    out = build(tree, cfg)
+    if out is None or first_failure(out, cfg) is not None:
         print("not ok - %s: the tests fail on usched.c unchanged" % arch)
         return 1
     bad = 0
@@ -217,11 +569,11 @@ def run_arch(arch, tmp):
         with open(path, "w") as f:
             f.write(apply(src, idx, ins, new))
         what = "%s %s" % (arch, describe(kind, ins, new))
-        out = build(tree, arch)
+        out = build(tree, cfg)
         if out is None:
             print("ok - %s: does not build" % what)
             continue
-        failed = first_failure(out, arch)
+        failed = first_failure(out, cfg)
         why = SPEED_ONLY.get((arch, kind, ins))
         if failed is not None:
             print("ok - %s: fails %s" % (what, failed))
@@ -235,10 +587,165 @@ def run_arch(arch, tmp):
     return bad
 
 
+def c_errors(src):
+    """What is wrong with the C mutants' list, for usched.c's text src: a
+    text that is not in it exactly once, an id given twice, or a name in
+    RUN_IN or EQUIVALENT of no mutant or configuration."""
+    errs = []
+    ids = [m[0] for m in C_MUTANTS]
+    for mid, old, new, what in C_MUTANTS:
+        n = src.count(old)
+        if n != 1:
+            errs.append("%s: its text is in usched.c %d times, not once "
+                        "(%s)" % (mid, n, what))
+        if ids.count(mid) > 1:
+            errs.append("%s: two mutants of that id" % mid)
+    for mid in list(RUN_IN) + list(HANGS) + list(EQUIVALENT):
+        if mid not in ids:
+            errs.append("%s: listed, but no C mutant has that id" % mid)
+    for mid, name in RUN_IN.items():
+        if name not in C_CONFIGS:
+            errs.append("%s: no configuration %s" % (mid, name))
+    return errs
+
+
+def c_where(mid):
+    return RUN_IN.get(mid, "x86-64")
+
+
+def c_line(src, old):
+    """The number of the line where old starts in src."""
+    return src[:src.index(old)].count("\n") + 1
+
+
+class CRun:
+    """A run of the C mutants in C_JOBS threads, each with a copy of the
+    tree per configuration. Rather than run every test of a configuration
+    on usched.c unchanged first (a minute in all), the tests that failed on
+    its mutants run on it last: a kill counts if that test passes there."""
+
+    def __init__(self, src, names, tmp):
+        self.src = src
+        self.tmp = tmp
+        self.cfgs = {n: setup(n) for n in names}
+        self.killers = {n: set() for n in names}
+        self.trees = {}
+        self.bad = 0
+        self.lock = threading.Lock()
+
+    def say(self, line, bad=False):
+        with self.lock:
+            print(line, flush=True)
+            self.bad += bad
+
+    def build(self, k, name, src):
+        """Builds src as usched.c in worker k's tree for name: where."""
+        tree = self.trees.get((k, name))
+        if tree is None:
+            tree = os.path.join(self.tmp, "c%d-%s" % (k, name))
+            copy_tree(tree)
+            self.trees[k, name] = tree
+        with open(os.path.join(tree, "usched.c"), "w") as f:
+            f.write(src)
+        return build(tree, self.cfgs[name])
+
+    def mutant(self, k, m):
+        mid, old, new, what = m
+        name = c_where(mid)
+        what = "C %s (%s, %s)" % (mid, name, what)
+        out = self.build(k, name, self.src.replace(old, new, 1))
+        if out is None:
+            self.say("not ok - %s: does not build" % what, True)
+            return
+        failed = first_failure(out, self.cfgs[name])
+        why = EQUIVALENT.get(mid)
+        if failed is not None:
+            with self.lock:
+                self.killers[name].add(failed.split()[0])
+            self.say("ok - %s: fails %s" % (what, failed))
+        elif why is not None:
+            self.say("ok - %s: passes, as expected (%s)" % (what, why))
+        else:
+            self.say("not ok - %s: passes every test" % what, True)
+
+    def unchanged(self, k, name):
+        cfg = self.cfgs[name]
+        tests = [t for t in cfg["tests"] if t in self.killers[name]]
+        out = self.build(k, name, self.src)
+        failed = "the build" if out is None else \
+            first_failure(out, cfg, tests)
+        if failed is not None:
+            self.say("not ok - C %s: %s fails on usched.c unchanged: its "
+                     "mutants' kills do not count" % (name, failed), True)
+
+    def pool(self, jobs):
+        """Runs each job (a function of a worker's number) in C_JOBS
+        threads."""
+        todo = queue.Queue()
+        for job in jobs:
+            todo.put(job)
+
+        def worker(k):
+            while True:
+                try:
+                    job = todo.get_nowait()
+                except queue.Empty:
+                    return
+                job(k)
+        threads = [threading.Thread(target=worker, args=(k,))
+                   for k in range(C_JOBS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def run(self):
+        todo = [m for m in C_MUTANTS if c_where(m[0]) in self.cfgs]
+        todo.sort(key=lambda m: m[0] not in HANGS)
+        self.pool([lambda k, m=m: self.mutant(k, m) for m in todo])
+        self.pool([lambda k, n=n: self.unchanged(k, n) for n in self.cfgs])
+        return self.bad
+
+
+def run_c(archs, tmp):
+    """Runs the C mutants of the configurations of archs whose tools are
+    here: how many failed the run."""
+    with open(os.path.join(ROOT, "usched.c")) as f:
+        src = f.read()
+    names = []
+    for name, c in C_CONFIGS.items():
+        if c["arch"] not in archs:
+            continue
+        missing = available(setup(name))
+        if missing is not None:
+            n = sum(c_where(m[0]) == name for m in C_MUTANTS)
+            print("# skipping %d C mutants in %s: no %s" %
+                  (n, name, missing))
+        elif any(c_where(m[0]) == name for m in C_MUTANTS):
+            names.append(name)
+    bad = CRun(src, names, tmp).run()
+    n = sum(c_where(m[0]) in names for m in C_MUTANTS)
+    print("# C: %d mutants, %d failures" % (n, bad))
+    return bad
+
+
+def list_c(src, archs):
+    for mid, old, new, what in C_MUTANTS:
+        name = c_where(mid)
+        if C_CONFIGS[name]["arch"] not in archs:
+            continue
+        line = c_line(src, old) if src.count(old) == 1 else "?"
+        print("C:%s %s (%s): %s%s" % (line, mid, name, what,
+                                      " [equivalent]" if mid in EQUIVALENT
+                                      else ""))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="all",
                     choices=list(ARCHS) + ["all"])
+    ap.add_argument("--kind", default="all", choices=["asm", "c", "all"],
+                    help="mutants of the assembly, of the C code, or both")
     ap.add_argument("--list", action="store_true",
                     help="print the mutants, build nothing")
     args = ap.parse_args()
@@ -246,20 +753,32 @@ def main():
     with open(os.path.join(ROOT, "usched.c")) as f:
         src = f.read()
     if args.list:
-        for arch in archs:
-            for kind, idx, ins, new in mutants(src, arch):
-                print("%s:%d %s" % (arch, idx + 1,
-                                    describe(kind, ins, new)))
+        if args.kind != "c":
+            for arch in archs:
+                for kind, idx, ins, new in mutants(src, arch):
+                    print("%s:%d %s" % (arch, idx + 1,
+                                        describe(kind, ins, new)))
+        if args.kind != "asm":
+            list_c(src, archs)
         return 0
+    if args.kind != "asm":
+        # before minutes of building: the list must follow the code
+        errs = c_errors(src)
+        for e in errs:
+            print("not ok - C %s" % e)
+        if errs:
+            return 1
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for arch in archs:
-            if not available(arch):
-                print("# skipping %s: no %s" % (
-                    arch, " or ".join([ARCHS[arch]["cc"]] +
-                                      ARCHS[arch]["exec"][:1])))
-                continue
-            bad += run_arch(arch, tmp)
+        if args.kind != "c":
+            for arch in archs:
+                missing = available(setup(arch))
+                if missing is not None:
+                    print("# skipping %s: no %s" % (arch, missing))
+                    continue
+                bad += run_arch(arch, tmp)
+        if args.kind != "asm":
+            bad += run_c(archs, tmp)
     return 1 if bad else 0
 
 
