@@ -220,7 +220,7 @@ check-matrix:
 	tests/matrix.sh
 
 # Each mutant of the switch's assembly, on x86-64 and (under qemu) aarch64,
-# must fail one of the dispatcher's tests.
+# and of usched.c's C code must fail one of the dispatcher's tests.
 check-mutants:
 	python3 tests/mutants.py
 
