@@ -338,12 +338,6 @@ RUN_IN = {
     "run-san": "tsan",
 }
 
-# C mutants that a test kills only by hanging until TIMEOUT: they start
-# first, so that the wait overlaps the others.
-HANGS = {
-    "run-twice": "t_misuse's second usched_run waits in s_next for ever",
-}
-
 # C mutants that no program can tell from usched.c, and why.
 EQUIVALENT = {
     "start-running":
@@ -600,7 +594,7 @@ def c_errors(src):
                         "(%s)" % (mid, n, what))
         if ids.count(mid) > 1:
             errs.append("%s: two mutants of that id" % mid)
-    for mid in list(RUN_IN) + list(HANGS) + list(EQUIVALENT):
+    for mid in list(RUN_IN) + list(EQUIVALENT):
         if mid not in ids:
             errs.append("%s: listed, but no C mutant has that id" % mid)
     for mid, name in RUN_IN.items():
@@ -701,7 +695,6 @@ class CRun:
 
     def run(self):
         todo = [m for m in C_MUTANTS if c_where(m[0]) in self.cfgs]
-        todo.sort(key=lambda m: m[0] not in HANGS)
         self.pool([lambda k, m=m: self.mutant(k, m) for m in todo])
         self.pool([lambda k, n=n: self.unchanged(k, n) for n in self.cfgs])
         return self.bad

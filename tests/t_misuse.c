@@ -337,6 +337,7 @@ static void run_twice(void *arg)
 	pthread_create(&t, NULL, runner, &s);
 	while (!inside)
 		usleep(1000);
+	alarm(10);	/* unrefused, both runs would wait in stuck_next */
 	usched_run(&s);
 }
 
