@@ -325,10 +325,6 @@ RUN_IN = {
     # x86-64's saved state is never 0 (MXCSR has bits set): it is loaded
     # all the same. aarch64's default FPCR is 0.
     "finish-fpctl": "aarch64",
-    # Rounded down, a size loses at most 8 bytes without ASan (of 1.5
-    # times an odd multiple of 16), which t_stack sees only if its frames
-    # make such a size; under ASan, the shadow (used / 8) comes short.
-    "grow-round": "asan",
     "grow-san": "asan",
     # memcpy(NULL, sp, 0) does nothing, but is undefined.
     "suspend-empty": "ubsan",
