@@ -486,7 +486,28 @@ def build(tree, cfg):
                         "CC=" + cfg["cc"], "CFLAGS=" + cfg["cflags"]] +
                        cfg["make"] + targets,
                        capture_output=True, text=True, env=make_env())
+    if r.returncode == -signal.SIGINT:  # ^C: no verdict on the mutant
+        raise KeyboardInterrupt
     return out if r.returncode == 0 else None
+
+
+# The process groups of the tests running (in C_JOBS threads), which a ^C
+# does not reach: each runs in a session of its own.
+RUNNING = set()
+RUNNING_LOCK = threading.Lock()
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def kill_running():
+    with RUNNING_LOCK:
+        for pid in RUNNING:
+            kill_group(pid)
 
 
 def passes(argv, env, cwd):
@@ -495,15 +516,17 @@ def passes(argv, env, cwd):
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, env=env, cwd=cwd,
                          start_new_session=True)
+    with RUNNING_LOCK:
+        RUNNING.add(p.pid)
     try:
         rc = p.wait(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         rc = None
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    p.wait()
+    finally:  # a ^C too: the test must not outlive the script
+        kill_group(p.pid)
+        p.wait()
+        with RUNNING_LOCK:
+            RUNNING.discard(p.pid)
     return None if rc is None else rc == 0
 
 
@@ -622,6 +645,7 @@ class CRun:
         self.trees = {}
         self.bad = 0
         self.lock = threading.Lock()
+        self.stop = threading.Event()  # ^C: verdicts no longer count
 
     def say(self, line, bad=False):
         with self.lock:
@@ -648,6 +672,8 @@ class CRun:
             self.say("not ok - %s: does not build" % what, True)
             return
         failed = first_failure(out, self.cfgs[name])
+        if self.stop.is_set():  # its test was killed, not failed
+            return
         why = EQUIVALENT.get(mid)
         if failed is not None:
             with self.lock:
@@ -676,23 +702,48 @@ class CRun:
             todo.put(job)
 
         def worker(k):
-            while True:
+            while not self.stop.is_set():
                 try:
                     job = todo.get_nowait()
                 except queue.Empty:
                     return
-                job(k)
+                try:
+                    job(k)
+                except KeyboardInterrupt:
+                    self.stop.set()
+                except Exception as e:  # a job lost must fail the run
+                    if not self.stop.is_set():
+                        self.say("not ok - C: %s: %r" % (job.__doc__, e),
+                                 True)
         threads = [threading.Thread(target=worker, args=(k,))
                    for k in range(C_JOBS)]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.join()
+        except KeyboardInterrupt:
+            self.stop.set()
+            kill_running()
+            for t in threads:
+                t.join()
+            raise
+        if self.stop.is_set():  # a build saw the ^C first
+            raise KeyboardInterrupt
+
+    @staticmethod
+    def job(f, arg, name):
+        """f(k, arg) as a job of pool, named name."""
+        def run(k):
+            f(k, arg)
+        run.__doc__ = name
+        return run
 
     def run(self):
         todo = [m for m in C_MUTANTS if c_where(m[0]) in self.cfgs]
-        self.pool([lambda k, m=m: self.mutant(k, m) for m in todo])
-        self.pool([lambda k, n=n: self.unchanged(k, n) for n in self.cfgs])
+        self.pool([self.job(self.mutant, m, m[0]) for m in todo])
+        self.pool([self.job(self.unchanged, n, "%s unchanged" % n)
+                   for n in self.cfgs])
         return self.bad
 
 
