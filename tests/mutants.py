@@ -341,7 +341,8 @@ EQUIVALENT = {
         "another's threads are refused first: none sees US_RUNNING",
     "pick-running": "the same, for a resumed thread",
     "suspend-above":
-        "0 bytes never take the branch: u_len is never negative",
+        "0 bytes never take the branch: compared unsigned, 0 is above "
+        "no u_len, negative or not",
     "suspend-max-ge": "stores the value already there",
     "enter-self":
         "s_self is NULL already: a dispatcher starts zeroed, and every "
