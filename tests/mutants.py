@@ -7,10 +7,10 @@ control register) is dropped, or its offset moved by 8; a conditional
 branch or move takes the other condition. A C mutant, one of C_MUTANTS,
 replaces a text of usched.c's C code with another: a comparison turned, a
 check or a store dropped, a value changed. Each mutant is built in a copy
-of the tree and the dispatcher's tests run on it (under qemu for aarch64);
-a C mutant runs at x86-64 gcc -O2 unless RUN_IN names the configuration
-that can tell it (a sanitizer's code, aarch64's FP control), two at a
-time. A mutant that passes them all is a defect of the tests, unless it is
+of the tree and the dispatcher's tests run on it (under qemu for aarch64),
+two at a time; a C mutant runs at x86-64 gcc -O2 unless RUN_IN names the
+configuration that can tell it (a sanitizer's code, aarch64's FP control).
+A mutant that passes them all is a defect of the tests, unless it is
 listed: in SPEED_ONLY, those of the assembly that change when work is
 done, not what a thread finds when it resumes; in EQUIVALENT, those of the
 C code that no program can tell from usched.c. A C mutant whose text is not
@@ -21,6 +21,7 @@ list follows the code.
                      [--list]
 """
 import argparse
+import collections
 import os
 import queue
 import re
@@ -41,8 +42,8 @@ TIMEOUT = 120
 # run that tried nothing must not pass.
 MIN_MUTANTS = 40
 QEMU = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
-# C mutants built and tested at once (CI has 2 cores).
-C_JOBS = 2
+# Mutants built and tested at once (CI has 2 cores).
+JOBS = 2
 
 ARCHS = {
     "x86-64": {
@@ -492,7 +493,7 @@ def build(tree, cfg):
     return out if r.returncode == 0 else None
 
 
-# The process groups of the tests running (in C_JOBS threads), which a ^C
+# The process groups of the tests running (in JOBS threads), which a ^C
 # does not reach: each runs in a session of its own.
 RUNNING = set()
 RUNNING_LOCK = threading.Lock()
@@ -560,47 +561,6 @@ def available(cfg):
     return " or ".join(missing) if missing else None
 
 
-def run_arch(arch, tmp):
-    tree = os.path.join(tmp, arch)
-    copy_tree(tree)
-    cfg = setup(arch)
-    path = os.path.join(tree, "usched.c")
-    with open(path) as f:
-        src = f.read()
-    found = len(list(mutants(src, arch)))
-    if found < MIN_MUTANTS:
-        print("not ok - %s: only %d mutants found in usched.c's assembly"
-              % (arch, found))
-        return 1
-    out = build(tree, cfg)
-    if out is None or first_failure(out, cfg) is not None:
-        print("not ok - %s: the tests fail on usched.c unchanged" % arch)
-        return 1
-    bad = 0
-    n = 0
-    for kind, idx, ins, new in mutants(src, arch):
-        n += 1
-        with open(path, "w") as f:
-            f.write(apply(src, idx, ins, new))
-        what = "%s %s" % (arch, describe(kind, ins, new))
-        out = build(tree, cfg)
-        if out is None:
-            print("ok - %s: does not build" % what)
-            continue
-        failed = first_failure(out, cfg)
-        why = SPEED_ONLY.get((arch, kind, ins))
-        if failed is not None:
-            print("ok - %s: fails %s" % (what, failed))
-        elif why is not None:
-            print("ok - %s: passes, as expected (%s)" % (what, why))
-        else:
-            print("not ok - %s: passes every test" % what)
-            bad += 1
-    print("# %s: %d mutants, %d passed the tests unexpectedly" %
-          (arch, n, bad))
-    return bad
-
-
 def c_errors(src):
     """What is wrong with the C mutants' list, for usched.c's text src: a
     text that is not in it exactly once, an id given twice, or a name in
@@ -632,10 +592,36 @@ def c_line(src, old):
     return src[:src.index(old)].count("\n") + 1
 
 
-class CRun:
-    """A run of the C mutants in C_JOBS threads, each with a copy of the
-    tree per configuration. Rather than run every test of a configuration
-    on usched.c unchanged first (a minute in all), the tests that failed on
+def asm_jobs(src, arch):
+    """The mutants of arch's assembly, as Run takes them."""
+    for kind, idx, ins, new in mutants(src, arch):
+        yield Mutant(arch, "%s %s" % (arch, describe(kind, ins, new)), arch,
+                     apply(src, idx, ins, new),
+                     SPEED_ONLY.get((arch, kind, ins)), True)
+
+
+def c_jobs(src, names):
+    """The C mutants that run in configurations names, as Run takes
+    them."""
+    for mid, old, new, what in C_MUTANTS:
+        name = c_where(mid)
+        if name in names:
+            yield Mutant("C", "C %s (%s, %s)" % (mid, name, what), name,
+                         src.replace(old, new, 1), EQUIVALENT.get(mid),
+                         False)
+
+
+# A mutant: its group in the summary, what it is, the configuration it
+# runs in, the usched.c it makes, why it may pass every test (or None),
+# and whether it may fail to build (an instruction the assembler refuses).
+Mutant = collections.namedtuple("Mutant", "group what cfg src why "
+                                "unbuilt_ok")
+
+
+class Run:
+    """A run of mutants in JOBS threads, each with a copy of the tree per
+    configuration. Rather than run every test of a configuration on
+    usched.c unchanged first (a minute in all), the tests that failed on
     its mutants run on it last: a kill counts if that test passes there."""
 
     def __init__(self, src, names, tmp):
@@ -645,6 +631,7 @@ class CRun:
         self.killers = {n: set() for n in names}
         self.trees = {}
         self.bad = 0
+        self.survived = collections.Counter()
         self.lock = threading.Lock()
         self.stop = threading.Event()  # ^C: verdicts no longer count
 
@@ -657,7 +644,7 @@ class CRun:
         """Builds src as usched.c in worker k's tree for name: where."""
         tree = self.trees.get((k, name))
         if tree is None:
-            tree = os.path.join(self.tmp, "c%d-%s" % (k, name))
+            tree = os.path.join(self.tmp, "w%d-%s" % (k, name))
             copy_tree(tree)
             self.trees[k, name] = tree
         with open(os.path.join(tree, "usched.c"), "w") as f:
@@ -665,25 +652,25 @@ class CRun:
         return build(tree, self.cfgs[name])
 
     def mutant(self, k, m):
-        mid, old, new, what = m
-        name = c_where(mid)
-        what = "C %s (%s, %s)" % (mid, name, what)
-        out = self.build(k, name, self.src.replace(old, new, 1))
+        out = self.build(k, m.cfg, m.src)
         if out is None:
-            self.say("not ok - %s: does not build" % what, True)
+            self.say("%s - %s: does not build" % (
+                "ok" if m.unbuilt_ok else "not ok", m.what),
+                not m.unbuilt_ok)
             return
-        failed = first_failure(out, self.cfgs[name])
+        failed = first_failure(out, self.cfgs[m.cfg])
         if self.stop.is_set():  # its test was killed, not failed
             return
-        why = EQUIVALENT.get(mid)
         if failed is not None:
             with self.lock:
-                self.killers[name].add(failed.split()[0])
-            self.say("ok - %s: fails %s" % (what, failed))
-        elif why is not None:
-            self.say("ok - %s: passes, as expected (%s)" % (what, why))
+                self.killers[m.cfg].add(failed.split()[0])
+            self.say("ok - %s: fails %s" % (m.what, failed))
+        elif m.why is not None:
+            self.say("ok - %s: passes, as expected (%s)" % (m.what, m.why))
         else:
-            self.say("not ok - %s: passes every test" % what, True)
+            with self.lock:
+                self.survived[m.group] += 1
+            self.say("not ok - %s: passes every test" % m.what, True)
 
     def unchanged(self, k, name):
         cfg = self.cfgs[name]
@@ -692,11 +679,11 @@ class CRun:
         failed = "the build" if out is None else \
             first_failure(out, cfg, tests)
         if failed is not None:
-            self.say("not ok - C %s: %s fails on usched.c unchanged: its "
+            self.say("not ok - %s: %s fails on usched.c unchanged: its "
                      "mutants' kills do not count" % (name, failed), True)
 
     def pool(self, jobs):
-        """Runs each job (a function of a worker's number) in C_JOBS
+        """Runs each job, (name, function of a worker's number), in JOBS
         threads."""
         todo = queue.Queue()
         for job in jobs:
@@ -705,7 +692,7 @@ class CRun:
         def worker(k):
             while not self.stop.is_set():
                 try:
-                    job = todo.get_nowait()
+                    name, job = todo.get_nowait()
                 except queue.Empty:
                     return
                 try:
@@ -714,10 +701,9 @@ class CRun:
                     self.stop.set()
                 except Exception as e:  # a job lost must fail the run
                     if not self.stop.is_set():
-                        self.say("not ok - C: %s: %r" % (job.__doc__, e),
-                                 True)
+                        self.say("not ok - %s: %r" % (name, e), True)
         threads = [threading.Thread(target=worker, args=(k,))
-                   for k in range(C_JOBS)]
+                   for k in range(JOBS)]
         for t in threads:
             t.start()
         try:
@@ -732,27 +718,22 @@ class CRun:
         if self.stop.is_set():  # a build saw the ^C first
             raise KeyboardInterrupt
 
-    @staticmethod
-    def job(f, arg, name):
-        """f(k, arg) as a job of pool, named name."""
-        def run(k):
-            f(k, arg)
-        run.__doc__ = name
-        return run
-
-    def run(self):
-        todo = [m for m in C_MUTANTS if c_where(m[0]) in self.cfgs]
-        self.pool([self.job(self.mutant, m, m[0]) for m in todo])
-        self.pool([self.job(self.unchanged, n, "%s unchanged" % n)
+    def run(self, todo):
+        """Runs the mutants todo, then the tests that killed them on
+        usched.c unchanged, with a summary line per group: how many
+        failed the run."""
+        self.pool([(m.what, lambda k, m=m: self.mutant(k, m))
+                   for m in todo])
+        self.pool([(n + " unchanged", lambda k, n=n: self.unchanged(k, n))
                    for n in self.cfgs])
+        for group, n in collections.Counter(m.group for m in todo).items():
+            print("# %s: %d mutants, %d passed the tests unexpectedly" %
+                  (group, n, self.survived[group]))
         return self.bad
 
 
-def run_c(archs, tmp):
-    """Runs the C mutants of the configurations of archs whose tools are
-    here: how many failed the run."""
-    with open(os.path.join(ROOT, "usched.c")) as f:
-        src = f.read()
+def c_names(archs):
+    """The configurations of archs' C mutants whose tools are here."""
     names = []
     for name, c in C_CONFIGS.items():
         if c["arch"] not in archs:
@@ -764,10 +745,7 @@ def run_c(archs, tmp):
                   (n, name, missing))
         elif any(c_where(m[0]) == name for m in C_MUTANTS):
             names.append(name)
-    bad = CRun(src, names, tmp).run()
-    n = sum(c_where(m[0]) in names for m in C_MUTANTS)
-    print("# C: %d mutants, %d failures" % (n, bad))
-    return bad
+    return names
 
 
 def list_c(src, archs):
@@ -810,16 +788,27 @@ def main():
         if errs:
             return 1
     bad = 0
+    todo = []
+    names = set()
+    if args.kind != "c":
+        for arch in archs:
+            missing = available(setup(arch))
+            found = list(asm_jobs(src, arch))
+            if missing is not None:
+                print("# skipping %s: no %s" % (arch, missing))
+            elif len(found) < MIN_MUTANTS:
+                print("not ok - %s: only %d mutants found in usched.c's "
+                      "assembly" % (arch, len(found)))
+                bad += 1
+            else:
+                todo += found
+                names.add(arch)
+    if args.kind != "asm":
+        c_in = c_names(archs)
+        todo += c_jobs(src, c_in)
+        names.update(c_in)
     with tempfile.TemporaryDirectory() as tmp:
-        if args.kind != "c":
-            for arch in archs:
-                missing = available(setup(arch))
-                if missing is not None:
-                    print("# skipping %s: no %s" % (arch, missing))
-                    continue
-                bad += run_arch(arch, tmp)
-        if args.kind != "asm":
-            bad += run_c(archs, tmp)
+        bad += Run(src, sorted(names), tmp).run(todo)
     return 1 if bad else 0
 
 
