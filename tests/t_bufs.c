@@ -22,7 +22,8 @@ enum {
 	HIGH     = (BUF_CLASSES + 1) * BUF_CLASS_SIZE + 512,
 	THREADS  = (HIGH - LOW) / STEP + 1,
 	SEQUENCE = 20000,	/* threads one after another */
-	WARM     = 100		/* of them, before allocations are counted */
+	WARM     = 100,		/* of them, before allocations are counted */
+	PAD      = 2048		/* bytes of stack each of them blocks with */
 };
 
 static const struct sched_ops *ops;
@@ -96,11 +97,18 @@ static void buffers_come_back(const char *name)
 	   "%ld bytes left)", name, blocks, bytes);
 }
 
-/* Blocks once between two wakes of its parent, then ends. */
+/*
+ * Blocks once between two wakes of its parent, PAD bytes deep: buffers
+ * not reused would take a new chunk every 500 children or so. Then ends.
+ */
 static void child(void *parent)
 {
+	volatile char pad[PAD];
+
+	fill_bytes(pad, sizeof pad, 1);
 	ops->so_wake(parent);
-	if (ops->so_wait() == 0)	/* its stack is saved here */
+	if (ops->so_wait() == 0 &&	/* its stack is saved here */
+	    bytes_intact(pad, sizeof pad, 1))
 		__atomic_fetch_add(&finished, 1, __ATOMIC_RELAXED);
 	ops->so_wake(parent);
 }
@@ -133,9 +141,9 @@ static void buffers_reused(const char *name)
 	require(ops->so_start() == 0 && ops->so_fini() == 0);
 	tap_watchdog_off();
 	ok(finished == SEQUENCE && counted == 0, "%s: %d threads one after "
-	   "another, each blocking once, all finish (%d) and after the first "
-	   "%d allocate nothing (%ld allocations)", name, SEQUENCE, finished,
-	   WARM, counted);
+	   "another, each blocking once, all finish intact (%d) and after the "
+	   "first %d allocate nothing (%ld allocations)", name, SEQUENCE,
+	   finished, WARM, counted);
 }
 
 int main(void)
