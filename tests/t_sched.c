@@ -1129,14 +1129,18 @@ static void test_spawn_onto_sleeper(void)
  * while it is in its processor's inbox) hold its struct only until they
  * are applied: a second round of as many spawns reuses the structs of the
  * first. On one processor, all but the last thread's struct are back once
- * that thread has run.
+ * that thread has run. The second round's first thread holds the
+ * processor until the round is spawned, so that its threads cannot reuse
+ * one another's structs instead.
  */
 enum { PILE_KIDS = 100 };
 static long pile_ran;
+static int pile_spawned;
 
-static void pile_kid(void *arg)
+static void pile_kid(void *second)
 {
-	(void)arg;
+	while (second && !__atomic_load_n(&pile_spawned, __ATOMIC_ACQUIRE))
+		;
 	__atomic_fetch_add(&pile_ran, 1, __ATOMIC_RELEASE);
 }
 
@@ -1145,7 +1149,7 @@ static void test_piled_wakes_reuse(void)
 	void *h[2 * PILE_KIDS];
 	long bad = 0, structs;
 
-	pile_ran = 0;
+	pile_ran = pile_spawned = 0;
 	require(ops->so_init(1, PILE_KIDS) == 0);
 	for (int i = 0; i < PILE_KIDS; i++) {
 		h[i] = ops->so_spawn(pile_kid, NULL, 0);
@@ -1159,9 +1163,10 @@ static void test_piled_wakes_reuse(void)
 		sched_yield();
 	tap_watchdog_off();
 	for (int i = PILE_KIDS; i < 2 * PILE_KIDS; i++) {
-		h[i] = ops->so_spawn(pile_kid, NULL, 0);
+		h[i] = ops->so_spawn(pile_kid, &pile_spawned, 0);
 		require(h[i] != NULL);
 	}
+	__atomic_store_n(&pile_spawned, 1, __ATOMIC_RELEASE);
 	require(ops->so_fini() == 0);
 	structs = distinct(h, 2 * PILE_KIDS);
 	ok(bad == 0 && structs <= PILE_KIDS + 1, "%s: %d threads woken twice "
