@@ -62,7 +62,7 @@ static void wake_during_block(const char *name)
 	wait_rc = 1;
 	require(ops != NULL && ops->so_init(1, 1) == 0);
 	require(ops->so_spawn(sleeper, NULL, 0) != NULL);
-	tap_watchdog(60, "%s: the woken thread never ran again", name);
+	tap_watchdog(10, "%s: the woken thread never ran again", name);
 	require(ops->so_start() == 0 && ops->so_fini() == 0);
 	tap_watchdog_off();
 	ok(woke && waited && wait_rc == 0, "%s: woken while its stack was "
