@@ -93,13 +93,13 @@ static void test_sleepers(void)
 	count = 0;
 	sched_lock(&lock);
 	require(start(t, SLEEPERS, 1));
-	tap_watchdog(60, "no taker ever marked the lock as slept on");
+	tap_watchdog(10, "no taker ever marked the lock as slept on");
 	while (word() != 2)
 		nanosleep(&(struct timespec){ .tv_nsec = 1000 * 1000 }, NULL);
 	tap_watchdog_off();
 	nanosleep(&pause, NULL);	/* the others sleep too, likely */
 	ok(count == 0, "no taker got in while it was held");
-	tap_watchdog(60, "a give did not wake the takers that slept");
+	tap_watchdog(10, "a give did not wake the takers that slept");
 	sched_unlock(&lock);
 	join(t, SLEEPERS);
 	tap_watchdog_off();
