@@ -18,7 +18,7 @@ in usched.c exactly once, or that does not build, fails the run too: the
 list follows the code.
 
     tests/mutants.py [--arch x86-64|aarch64|all] [--kind asm|c|all]
-                     [--list]
+                     [--list] [--only ID]...
 """
 import argparse
 import collections
@@ -87,9 +87,10 @@ FINISH_FREE = ("\tif (u->u_stack != NULL) {\n"
                "\t}\n")
 FINISH_DONE = "\tif (s->s_done != NULL)\n\t\ts->s_done(s, u);\n"
 
-# (id, text of usched.c, what replaces it, what that breaks), in the
-# order of usched.c. The text must be there exactly once.
-C_MUTANTS = [
+# The C mutants of a file, by file below: (id, text of the file, what
+# replaces it, what that breaks), in the file's order. The text must be
+# there exactly once.
+USCHED_C = [
     # TSan's fibers
     ("tsan-new-fiber", "if (u != NULL && u->u_san == NULL)",
      "if (u != NULL)", "a resumed thread gets a new fiber"),
@@ -308,6 +309,11 @@ C_MUTANTS = [
      'outside', "ustack_abort() outside a thread is not refused"),
 ]
 
+# The C mutants, by file.
+C_MUTANTS = {
+    "usched.c": USCHED_C,
+}
+
 # Where a C mutant runs when x86-64 gcc -O2 cannot tell it: the code of a
 # sanitizer (the Makefile's configurations of that name), a check of a
 # test script, or aarch64's FP control.
@@ -437,7 +443,7 @@ def apply(src, idx, ins, new):
 def setup(name):
     """What builds and runs the tests in configuration name (an arch's
     name, or one of C_CONFIGS): compiler, make arguments, CFLAGS, command
-    the tests run under, the tests, USCHED_TEST_THREADS."""
+    the tests run under, the tests of usched.c, USCHED_TEST_THREADS."""
     c = C_CONFIGS.get(name, {"arch": name})
     a = ARCHS[c["arch"]]
     cfg = {"name": name, "cc": c.get("cc", a["cc"]), "make": a["make"],
@@ -472,13 +478,13 @@ def copy_tree(dst):
     shutil.copytree(ROOT, dst, ignore=skip)
 
 
-def build(tree, cfg):
-    """Builds what cfg's tests run in tree: the directory it is in, or
-    None if it does not build."""
+def build(tree, cfg, tests):
+    """Builds what tests run in tree, in configuration cfg: the directory
+    it is in, or None if it does not build."""
     out = os.path.join(tree, "build", cfg["name"])
-    targets = [os.path.join(out, "tests", t) for t in cfg["tests"]
+    targets = [os.path.join(out, "tests", t) for t in tests
                if not script(t)]
-    if "t_examples" in cfg["tests"]:
+    if "t_examples" in tests:
         targets += [os.path.join(out, "examples", e[:-2])
                     for e in os.listdir(os.path.join(tree, "examples"))
                     if e.endswith(".c")]
@@ -532,9 +538,9 @@ def passes(argv, env, cwd):
     return None if rc is None else rc == 0
 
 
-def first_failure(out, cfg, tests=None):
-    """The first test (of cfg's, or tests) that fails on the build in out,
-    or None."""
+def first_failure(out, cfg, tests):
+    """The first of tests that fails on the build in out, in configuration
+    cfg, or None."""
     tree = os.path.dirname(os.path.dirname(out))
     env = make_env()
     env.pop("USCHED_TEST_THREADS", None)
@@ -542,7 +548,7 @@ def first_failure(out, cfg, tests=None):
         env["USCHED_TEST_THREADS"] = cfg["threads"]
     if cfg["exec"]:
         env["USCHED_TEST_EXEC"] = " ".join(cfg["exec"])
-    for t in cfg["tests"] if tests is None else tests:
+    for t in tests:
         if script(t):
             argv = [os.path.join(tree, "tests", t)]
         else:
@@ -561,17 +567,25 @@ def available(cfg):
     return " or ".join(missing) if missing else None
 
 
-def c_errors(src):
-    """What is wrong with the C mutants' list, for usched.c's text src: a
-    text that is not in it exactly once, an id given twice, or a name in
-    RUN_IN or EQUIVALENT of no mutant or configuration."""
+def c_list():
+    """Every C mutant, as (file, id, text, replacement, what it breaks)."""
+    for path, ms in C_MUTANTS.items():
+        for m in ms:
+            yield (path,) + m
+
+
+def c_errors(srcs):
+    """What is wrong with the C mutants' list, for the texts srcs of the
+    files (by path): a text that is not in its file exactly once, an id
+    given twice, or a name in RUN_IN or EQUIVALENT of no mutant or
+    configuration."""
     errs = []
-    ids = [m[0] for m in C_MUTANTS]
-    for mid, old, new, what in C_MUTANTS:
-        n = src.count(old)
+    ids = [m[1] for m in c_list()]
+    for path, mid, old, new, what in c_list():
+        n = srcs[path].count(old)
         if n != 1:
-            errs.append("%s: its text is in usched.c %d times, not once "
-                        "(%s)" % (mid, n, what))
+            errs.append("%s: its text is in %s %d times, not once "
+                        "(%s)" % (mid, path, n, what))
         if ids.count(mid) > 1:
             errs.append("%s: two mutants of that id" % mid)
     for mid in list(RUN_IN) + list(EQUIVALENT):
@@ -596,25 +610,26 @@ def asm_jobs(src, arch):
     """The mutants of arch's assembly, as Run takes them."""
     for kind, idx, ins, new in mutants(src, arch):
         yield Mutant(arch, "%s %s" % (arch, describe(kind, ins, new)), arch,
-                     apply(src, idx, ins, new),
+                     "usched.c", apply(src, idx, ins, new),
                      SPEED_ONLY.get((arch, kind, ins)), True)
 
 
-def c_jobs(src, names):
+def c_jobs(srcs, names, only):
     """The C mutants that run in configurations names, as Run takes
-    them."""
-    for mid, old, new, what in C_MUTANTS:
+    them: those of ids only, if it is not empty."""
+    for path, mid, old, new, what in c_list():
         name = c_where(mid)
-        if name in names:
-            yield Mutant("C", "C %s (%s, %s)" % (mid, name, what), name,
-                         src.replace(old, new, 1), EQUIVALENT.get(mid),
-                         False)
+        if name in names and (not only or mid in only):
+            yield Mutant("C " + path, "C %s (%s, %s)" % (mid, name, what),
+                         name, path, srcs[path].replace(old, new, 1),
+                         EQUIVALENT.get(mid), False)
 
 
 # A mutant: its group in the summary, what it is, the configuration it
-# runs in, the usched.c it makes, why it may pass every test (or None),
-# and whether it may fail to build (an instruction the assembler refuses).
-Mutant = collections.namedtuple("Mutant", "group what cfg src why "
+# runs in, the file it changes and what it makes of it, why it may pass
+# every test (or None), and whether it may fail to build (an instruction
+# the assembler refuses).
+Mutant = collections.namedtuple("Mutant", "group what cfg path src why "
                                 "unbuilt_ok")
 
 
@@ -624,12 +639,13 @@ class Run:
     usched.c unchanged first (a minute in all), the tests that failed on
     its mutants run on it last: a kill counts if that test passes there."""
 
-    def __init__(self, src, names, tmp):
-        self.src = src
+    def __init__(self, srcs, names, tmp):
+        self.srcs = srcs
         self.tmp = tmp
         self.cfgs = {n: setup(n) for n in names}
         self.killers = {n: set() for n in names}
         self.trees = {}
+        self.changed = {}  # tree: the file a mutant last changed there
         self.bad = 0
         self.survived = collections.Counter()
         self.lock = threading.Lock()
@@ -640,25 +656,34 @@ class Run:
             print(line, flush=True)
             self.bad += bad
 
-    def build(self, k, name, src):
-        """Builds src as usched.c in worker k's tree for name: where."""
+    def write(self, tree, path, src):
+        with open(os.path.join(tree, path), "w") as f:
+            f.write(src)
+
+    def build(self, k, name, path, src, tests):
+        """Builds src as path, the other files as they are, in worker k's
+        tree for name, what tests run: where."""
         tree = self.trees.get((k, name))
         if tree is None:
             tree = os.path.join(self.tmp, "w%d-%s" % (k, name))
             copy_tree(tree)
             self.trees[k, name] = tree
-        with open(os.path.join(tree, "usched.c"), "w") as f:
-            f.write(src)
-        return build(tree, self.cfgs[name])
+        last = self.changed.get(tree, path)
+        if last != path:
+            self.write(tree, last, self.srcs[last])
+        self.write(tree, path, src)
+        self.changed[tree] = path
+        return build(tree, self.cfgs[name], tests)
 
     def mutant(self, k, m):
-        out = self.build(k, m.cfg, m.src)
+        tests = self.cfgs[m.cfg]["tests"]
+        out = self.build(k, m.cfg, m.path, m.src, tests)
         if out is None:
             self.say("%s - %s: does not build" % (
                 "ok" if m.unbuilt_ok else "not ok", m.what),
                 not m.unbuilt_ok)
             return
-        failed = first_failure(out, self.cfgs[m.cfg])
+        failed = first_failure(out, self.cfgs[m.cfg], tests)
         if self.stop.is_set():  # its test was killed, not failed
             return
         if failed is not None:
@@ -675,7 +700,7 @@ class Run:
     def unchanged(self, k, name):
         cfg = self.cfgs[name]
         tests = [t for t in cfg["tests"] if t in self.killers[name]]
-        out = self.build(k, name, self.src)
+        out = self.build(k, name, "usched.c", self.srcs["usched.c"], tests)
         failed = "the build" if out is None else \
             first_failure(out, cfg, tests)
         if failed is not None:
@@ -740,23 +765,24 @@ def c_names(archs):
             continue
         missing = available(setup(name))
         if missing is not None:
-            n = sum(c_where(m[0]) == name for m in C_MUTANTS)
+            n = sum(c_where(m[1]) == name for m in c_list())
             print("# skipping %d C mutants in %s: no %s" %
                   (n, name, missing))
-        elif any(c_where(m[0]) == name for m in C_MUTANTS):
+        elif any(c_where(m[1]) == name for m in c_list()):
             names.append(name)
     return names
 
 
-def list_c(src, archs):
-    for mid, old, new, what in C_MUTANTS:
+def list_c(srcs, archs):
+    for path, mid, old, new, what in c_list():
         name = c_where(mid)
         if C_CONFIGS[name]["arch"] not in archs:
             continue
+        src = srcs[path]
         line = c_line(src, old) if src.count(old) == 1 else "?"
-        print("C:%s %s (%s): %s%s" % (line, mid, name, what,
-                                      " [equivalent]" if mid in EQUIVALENT
-                                      else ""))
+        print("%s:%s %s (%s): %s%s" % (path, line, mid, name, what,
+                                       " [equivalent]" if mid in EQUIVALENT
+                                       else ""))
 
 
 def main():
@@ -767,10 +793,21 @@ def main():
                     help="mutants of the assembly, of the C code, or both")
     ap.add_argument("--list", action="store_true",
                     help="print the mutants, build nothing")
+    ap.add_argument("--only", metavar="ID", action="append", default=[],
+                    help="run this C mutant, and no assembly mutant (may "
+                    "be given again)")
     args = ap.parse_args()
     archs = list(ARCHS) if args.arch == "all" else [args.arch]
-    with open(os.path.join(ROOT, "usched.c")) as f:
-        src = f.read()
+    srcs = {}
+    for path in C_MUTANTS:
+        with open(os.path.join(ROOT, path)) as f:
+            srcs[path] = f.read()
+    src = srcs["usched.c"]
+    unknown = set(args.only) - set(m[1] for m in c_list())
+    if unknown:
+        ap.error("no C mutant %s" % ", ".join(sorted(unknown)))
+    if args.only:
+        args.kind = "c"
     if args.list:
         if args.kind != "c":
             for arch in archs:
@@ -778,11 +815,11 @@ def main():
                     print("%s:%d %s" % (arch, idx + 1,
                                         describe(kind, ins, new)))
         if args.kind != "asm":
-            list_c(src, archs)
+            list_c(srcs, archs)
         return 0
     if args.kind != "asm":
         # before minutes of building: the list must follow the code
-        errs = c_errors(src)
+        errs = c_errors(srcs)
         for e in errs:
             print("not ok - C %s" % e)
         if errs:
@@ -805,10 +842,10 @@ def main():
                 names.add(arch)
     if args.kind != "asm":
         c_in = c_names(archs)
-        todo += c_jobs(src, c_in)
+        todo += c_jobs(srcs, c_in, args.only)
         names.update(c_in)
     with tempfile.TemporaryDirectory() as tmp:
-        bad += Run(src, sorted(names), tmp).run(todo)
+        bad += Run(srcs, sorted(names), tmp).run(todo)
     return 1 if bad else 0
 
 
