@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
-"""make check-mutants: every mutant of usched.c fails a test.
+"""make check-mutants: every mutant of usched.c or a scheduler fails a test.
 
 An assembly mutant changes one instruction of an architecture's section of
 usched.c: an instruction that stores or loads (a memory operand, or the FP
 control register) is dropped, or its offset moved by 8; a conditional
 branch or move takes the other condition. A C mutant, one of C_MUTANTS,
-replaces a text of usched.c's C code with another: a comparison turned, a
-check or a store dropped, a value changed. Each mutant is built in a copy
-of the tree and the dispatcher's tests run on it (under qemu for aarch64),
-two at a time; a C mutant runs at x86-64 gcc -O2 unless RUN_IN names the
-configuration that can tell it (a sanitizer's code, aarch64's FP control).
-A mutant that passes them all is a defect of the tests, unless it is
-listed: in SPEED_ONLY, those of the assembly that change when work is
-done, not what a thread finds when it resumes; in EQUIVALENT, those of the
-C code that no program can tell from usched.c. A C mutant whose text is not
-in usched.c exactly once, or that does not build, fails the run too: the
-list follows the code.
+replaces a text of the C code of usched.c or of the schedulers (ll.c, rr.c,
+sched/) with another: a comparison turned, a check or a store dropped, a
+value changed. Each mutant is built in a copy of the tree and tests run on
+it, two at a time: the dispatcher's for usched.c (under qemu for aarch64),
+SCHED_TESTS for the schedulers; a C mutant runs at x86-64 gcc -O2 unless
+RUN_IN names the configuration that can tell it (a sanitizer's code,
+aarch64's FP control). A mutant that passes them all is a defect of the
+tests, unless it is listed: in SPEED_ONLY, those of the assembly that
+change when work is done, not what a thread finds when it resumes; in
+EQUIVALENT, those of the C code that no program can tell from the code. A
+C mutant whose text is not in its file exactly once, or that does not
+build, fails the run too: the list follows the code.
 
     tests/mutants.py [--arch x86-64|aarch64|all] [--kind asm|c|all]
                      [--list] [--only ID]...
@@ -37,6 +38,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = ["t_basic", "t_regs", "t_fpenv", "t_stack", "t_errors", "t_signal",
          "t_misuse", "t_faults", "t_bufs", "t_wake_block", "t_million",
          "t_model", "t_examples"]
+# The schedulers' tests that kill their mutants, in the order that kills
+# them soonest, and their USCHED_TEST_THREADS: as under a sanitizer, which
+# takes t_sched and t_model a fifth of the time of 200000.
+SCHED_TESTS = ["t_queue", "t_wake_block", "t_lock", "t_pin", "t_errors",
+               "t_bufs", "t_model", "t_sched", "t_faults"]
+SCHED_THREADS = "20000"
 TIMEOUT = 120
 # Fewer mutants than this: the parser no longer reads the assembly, and a
 # run that tried nothing must not pass.
@@ -309,14 +316,259 @@ USCHED_C = [
      'outside', "ustack_abort() outside a thread is not refused"),
 ]
 
+LL_C = [
+    # ll_wake_into
+    ("ll-wake-done", "\tcase ST_DONE:\n\t\treturn -ESRCH;\n", "",
+     "a wake of a finished thread returns 0"),
+    ("ll-wake-n", "if (--n == 0)", "if (n == 0)",
+     "a wake that readies a waiting thread banks one more"),
+    # ll_drain
+    ("ll-drain-stat", "n - spawned);", "n);",
+     "a spawn from elsewhere counts as a remote wake"),
+    ("ll-drain-order", "&t->l_t, n, sched_push_front);",
+     "&t->l_t, n, sched_enqueue);",
+     "threads woken from elsewhere run the last woken first"),
+    # ll_take_permit
+    ("ll-permit-le", "if (t->t_permits <= 0)", "if (t->t_permits < 0)",
+     "a wait with no wake banked returns at once"),
+    ("ll-permit-take", "\tt->t_permits--;\n\treturn 1;", "\treturn 1;",
+     "a banked wake is never used up"),
+    # ll_next
+    ("ll-next-permit", "if (__builtin_expect(ll_take_permit(t), 0))",
+     "if (0)", "a wake during the block is lost"),
+    ("ll-next-inbox", "\tif (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) "
+     "== NULL)\n\t\tt = sched_dequeue", "\tt = sched_dequeue",
+     "a processor with threads ready never reads its inbox"),
+    ("ll-next-switches", "\tstat_add(&p->p_stats.ss_switches, 1);\n", "",
+     "switches are not counted"),
+    # ll_post
+    ("ll-post-release", "\t\tthread_release(&t->l_t);\t/* already in the "
+     "inbox */\n", "\t\t;\n",
+     "a wake of a thread in the inbox keeps its hold: the struct is never "
+     "reused"),
+    # ll_thread_init
+    ("ll-init-group", "if (group < 0)", "if (group < -1)",
+     "group -1 is not refused"),
+    ("ll-init-local", "if (proc_here(PROCS_LL) == &l->lp_p)", "if (0)",
+     "a spawn on its own processor goes through the inbox"),
+    ("ll-init-spawned", "thread_set_state(&t->l_t, ST_SPAWNED);",
+     "thread_set_state(&t->l_t, ST_WAITING);",
+     "a thread spawned from elsewhere passes for a waiting one"),
+    # ll_wait_drained, ll_wait
+    ("ll-wait-drained", "return ll_take_permit(t) ? 0 : ustack_block();",
+     "return ustack_block();",
+     "a wake from elsewhere that came first blocks the wait all the same"),
+    ("ll-wait-permit", "\tif (ll_take_permit(t))\n\t\treturn 0;\n\t/* A wake",
+     "\t/* A wake", "a wait with a wake banked blocks all the same"),
+    ("ll-wait-inbox", "\t\treturn ll_wait_drained(l, t);\n", "\t\t;\n",
+     "a wait blocks before it reads the inbox"),
+    # ll_wake
+    ("ll-wake-null", "if (__builtin_expect(t == NULL, 0))", "if (0)",
+     "ll_wake(NULL) crashes"),
+    ("ll-wake-outside", "\t\treturn ll_wake_outside(t);",
+     "\t\treturn ll_wake_remote(t);",
+     "a wake from a native thread may read a struct fini freed"),
+    ("ll-wake-here", "if (here != &l->lp_p)", "if (here != NULL)",
+     "a wake from the thread's own processor takes the remote path"),
+    ("ll-wake-stat", "\tif (rc == 0)\n\t\tstat_add(&l->lp_p.p_stats."
+     "ss_local_wakes, 1);", "", "local wakes are not counted"),
+]
+
+RR_C = [
+    # rr_ready, rr_next
+    ("rr-ready-front", "\tsched_enqueue(&r->r_p.p_ready, t);\n",
+     "\tsched_push_front(&r->r_p.p_ready, t);\n",
+     "ready threads run the last queued first"),
+    ("rr-next-woken", "if (t->t_permits > 0) {", "if (0) {",
+     "a wake during the block is lost"),
+    ("rr-next-permit", "if (t->t_permits > 0) {", "if (t->t_permits >= 0) {",
+     "a thread that blocks with no wake banked runs again"),
+    ("rr-next-take", "\t\t\trr_permits_add(t, -1);\n\t\t\trr_ready(r, t);",
+     "\t\t\trr_ready(r, t);", "a wake during the block is not used up"),
+    # rr_init, rr_thread_init
+    ("rr-init-rc", "\tif (rc != 0)\n\t\treturn rc;\n", "",
+     "a failed init returns 0"),
+    ("rr-init-spread", "\t__atomic_store_n(&rr_spread, 0, __ATOMIC_RELAXED);"
+     "\n", "", "an init's first thread goes where the last run's next would"),
+    ("rr-spawn-turn", "\t\t__atomic_compare_exchange_n(&rr_spread, &next, n, "
+     "0,\n\t\t\t\t\t    __ATOMIC_RELAXED, __ATOMIC_RELAXED);\n", "",
+     "a failed spawn takes a processor's turn"),
+    # rr_wait
+    ("rr-wait-outside", "\tif (t == NULL)\n\t\treturn -EPERM;\n\t/* Only",
+     "\t/* Only", "rr_wait outside a thread crashes"),
+    ("rr-wait-permit", "__ATOMIC_RELAXED) > 0) {", "__ATOMIC_RELAXED) >= 0) {",
+     "a wait with no wake banked returns at once"),
+    ("rr-wait-take", "\t\tsched_lock(&r->r_lock);\n\t\trr_permits_add(t, "
+     "-1);\n", "\t\tsched_lock(&r->r_lock);\n",
+     "a banked wake is never used up"),
+    # rr_wake_from, rr_wake
+    ("rr-wake-local", "int local = here == &r->r_p, rc = 0;",
+     "int local = here != NULL, rc = 0;",
+     "a wake from another processor counts as local"),
+    ("rr-wake-done", "\t\trc = -ESRCH;\n", "",
+     "a wake of a finished thread returns 0"),
+    ("rr-wake-stat-rc", "\tif (rc == 0)\n\t\tstat_add(local",
+     "\tstat_add(local", "a wake of a finished thread is counted"),
+    ("rr-wake-stat-where", "stat_add(local ? &r->r_p.p_stats.ss_local_wakes :"
+     "\n\t\t\t\t &r->r_p.p_stats.ss_remote_wakes, 1);",
+     "stat_add(&r->r_p.p_stats.ss_local_wakes, 1);",
+     "remote wakes count as local ones"),
+    ("rr-wake-outside", "\tif (!procs_wake_enter(&rr_procs))\t/* fini frees t "
+     "*/\n\t\treturn -ESRCH;\n\trc = rr_wake_from(t, here);\n"
+     "\tprocs_wake_leave(&rr_procs);\n\treturn rc;",
+     "\t(void)rc;\n\treturn rr_wake_from(t, here);",
+     "a wake from a native thread may read a struct fini freed"),
+]
+
+PROC_H = [
+    # count_enter, thread_hold_alive
+    ("proc-enter-shut", "\t\tif ((n & mask) == shut)\n\t\t\treturn 0;\n", "",
+     "spawns and wakes once fini found every thread finished go on"),
+    ("proc-alive-release", "\t\treturn 1;\n\tthread_release(t);\n\treturn 0;",
+     "\t\treturn 1;\n\treturn 0;",
+     "a wake of a finished thread keeps its hold: the struct is never reused"),
+    # the ready queue, and the prefetch of its head
+    ("queue-enqueue-next", "\tt->t_next = NULL;\n\tif (q->q_tail != NULL)",
+     "\tif (q->q_tail != NULL)",
+     "a thread queued last keeps the link it had"),
+    ("queue-enqueue-tail", "\t\tq->q_head = t;\n\tq->q_tail = t;\n}",
+     "\t\tq->q_head = t;\n}", "the queue's end stays the first thread"),
+    ("queue-front-next", "\tt->t_next = q->q_head;\n", "",
+     "a thread pushed in front is not linked to the others"),
+    ("queue-front-tail", "\tif (q->q_head == NULL)\n\t\tq->q_tail = t;\n"
+     "\tq->q_head = t;", "\tq->q_head = t;",
+     "a thread pushed in front of an empty queue is not its end"),
+    ("queue-append-empty", "\tif (from->q_head == NULL)\n\t\treturn;\n", "",
+     "an empty batch appended loses the queue's end"),
+    ("queue-append-tail", "\tq->q_tail = from->q_tail;\n", "",
+     "the queue's end stays before a batch appended"),
+    ("queue-dequeue-tail", "\t\tif (q->q_head == NULL)\n"
+     "\t\t\tq->q_tail = NULL;\n", "",
+     "an emptied queue keeps its old end"),
+    ("proc-prefetch-empty", "if (n == NULL || (buf = n->t_u.u_stack) == NULL)",
+     "if ((buf = n->t_u.u_stack) == NULL)",
+     "the prefetch reads the head of an empty queue: a crash"),
+]
+
+PROC_C = [
+    # pinning_on
+    ("proc-pin-set", "if (pinning >= 0 || env == NULL",
+     "if (pinning > 0 || env == NULL",
+     "sched_set_pinning(0) does not override USCHED_PIN"),
+    ("proc-pin-empty", "env == NULL || *env == 0)", "env == NULL)",
+     "an empty USCHED_PIN is refused"),
+    ("proc-pin-bad", ": strcmp(env, \"0\") == 0 ? 0 : -1;",
+     ": strcmp(env, \"0\") == 0 ? 0 : 1;",
+     "a USCHED_PIN other than 0 or 1 pins"),
+    # procs_init, proc_attr
+    ("proc-init-zero", "if (nr <= 0 || nr > 4096", "if (nr < 0 || nr > 4096",
+     "init of 0 processors is not refused"),
+    ("proc-init-busy", "\tif (ps->ps_base != NULL && !ps->ps_finished)\t/* "
+     "fini first */\n\t\treturn -EBUSY;\n", "",
+     "init again before fini is not refused"),
+    ("proc-init-idx", "\t\tp->p_idx = i;\n", "",
+     "every processor is pinned to the first CPU"),
+    ("proc-attr-min", "size < PROC_STACK_MIN", "size > PROC_STACK_MIN",
+     "a processor's native stack may be too small for its threads"),
+    # procs_start_held, procs_start
+    ("proc-start-again", "\tif (ps->ps_run == ps->ps_nr)\n"
+     "\t\treturn -EALREADY;\n", "", "start again returns 0"),
+    ("proc-start-fpctl", "\t\tp->p_sched.s_share_fpctl = share_fpctl;\n", "",
+     "sched_set_share_fpctl is ignored"),
+    ("proc-start-uninit", "\tif (ps->ps_base == NULL)\n\t\treturn -EINVAL;\n"
+     "\tif (procs_inside(ps))\t/* a thread must not */",
+     "\tif (procs_inside(ps))\t/* a thread must not */",
+     "start before init crashes"),
+    ("proc-start-inside", "\tif (procs_inside(ps))\t/* a thread must not */\n"
+     "\t\treturn -EPERM;\n", "", "start from a thread is not refused"),
+    # procs_fini, procs_done, procs_stats
+    ("proc-fini-inside", "\tif (procs_inside(ps))\t/* would wait for itself "
+     "*/\n\t\treturn -EDEADLK;\n", "", "fini from a thread is not refused"),
+    ("proc-fini-start", "rc = ps->ps_run < ps->ps_nr ? procs_start_held(ps) : "
+     "0;", "rc = 0;", "fini does not start the processors not started"),
+    ("proc-fini-reopen", "\tif (rc != 0)\t/* before a start that waits may "
+     "see it */\n\t\t__atomic_store_n(&ps->ps_closing, 0, "
+     "__ATOMIC_RELEASE);\n", "",
+     "after a fini that failed to start the processors, all is refused"),
+    ("proc-fini-finished", "\tps->ps_finished = 1;", "",
+     "init after fini is refused as busy"),
+    ("proc-done-outside", "\tif (sched_self(ps->ps_slot) == NULL) {",
+     "\tif (0) {", "done() outside a thread of its scheduler is not refused"),
+    ("proc-stats-range", "i >= ps->ps_nr", "i > ps->ps_nr",
+     "the counters of a processor past the last are read"),
+    ("proc-stats-max", ".ss_max_stack = __atomic_load_n(",
+     ".ss_max_stack = 0 * __atomic_load_n(",
+     "the largest saved stack reads 0"),
+]
+
+POOL_C = [
+    # arena_carve
+    ("pool-carve-nomem", "\t\tif (c == NULL)\n\t\t\treturn NULL;\n"
+     "\t\ta->a_next", "\t\ta->a_next",
+     "a chunk that could not be allocated is carved from NULL"),
+    ("pool-carve-align", "(char *)(c + 2);", "(char *)(c + 1);",
+     "structs and buffers are 8 bytes off 16-byte alignment"),
+    ("pool-carve-left", "\ta->a_left -= size;\n", "",
+     "an arena carves on past the end of its chunk"),
+    # pool_buf_alloc, pool_buf_free
+    ("pool-alloc-big", "\tif (c >= BUF_CLASSES)\n\t\treturn malloc(size);",
+     "\tif (c > BUF_CLASSES)\n\t\treturn malloc(size);",
+     "a buffer one class too big is carved, then given to free()"),
+    ("pool-alloc-reuse", "\tif (buf != NULL) {\n\t\tp->p_bufs[c]",
+     "\tif (0) {\n\t\tp->p_bufs[c]", "freed buffers are never reused"),
+    ("pool-alloc-pop", "\t\tp->p_bufs[c] = *(void **)buf;\n", "",
+     "a buffer taken from a free list stays there for the next thread"),
+    ("pool-free-push", "\tp->p_bufs[c] = buf;\n", "",
+     "freed buffers are lost"),
+    # thread_reuse, proc_thread_new
+    ("pool-repaid", "\t\tp->p_repaid++;\n", "",
+     "once a struct is owed, every one goes to spawns from elsewhere"),
+    ("pool-reuse-free", "\t\tp->p_free = t;\n", "",
+     "a finished thread's struct is lost"),
+    ("pool-new-f", "\tif (f == NULL ||\n\t    !(own", "\tif (!(own",
+     "a spawn of a NULL function is not refused"),
+    ("pool-new-enomem", "\t\terrno = ENOMEM;\n", "\t\terrno = EINVAL;\n",
+     "a spawn that got no memory says EINVAL"),
+    ("pool-new-permits", "\tt->t_permits = 0;\n", "",
+     "a reused struct keeps the wakes its last thread banked"),
+]
+
+LOCK_H = [
+    ("lock-take", "\t\tsched_lock_contended(l);\n", "\t\t;\n",
+     "a lock found held is taken all the same"),
+    ("lock-unlock-wake", "__ATOMIC_RELEASE) == 2)", "__ATOMIC_RELEASE) == 1)",
+     "a give does not wake the takers that sleep"),
+]
+LOCK_C = [
+    ("lock-sleep-mark", "while (__atomic_exchange_n(&l->lk_word, 2,",
+     "while (__atomic_exchange_n(&l->lk_word, 1,",
+     "a taker sleeps without marking the lock: no give wakes it"),
+]
+
+SCHED_C = [
+    ("sched-find-cmp", "strcmp(scheds[i]->so_name, name) == 0",
+     "strcmp(scheds[i]->so_name, name) != 0",
+     "a name finds another scheduler"),
+    ("sched-names-sep", "\t\tif (i > 0)\n\t\t\tstrcat(names, \"|\");\n", "",
+     "the names run together"),
+]
+
 # The C mutants, by file.
 C_MUTANTS = {
     "usched.c": USCHED_C,
+    "ll.c": LL_C,
+    "rr.c": RR_C,
+    "sched/proc.h": PROC_H,
+    "sched/proc.c": PROC_C,
+    "sched/pool.c": POOL_C,
+    "sched/lock.h": LOCK_H,
+    "sched/lock.c": LOCK_C,
+    "sched/sched.c": SCHED_C,
 }
 
 # Where a C mutant runs when x86-64 gcc -O2 cannot tell it: the code of a
 # sanitizer (the Makefile's configurations of that name), a check of a
-# test script, or aarch64's FP control.
+# test script, aarch64's FP control, or a read of freed memory.
 RUN_IN = {
     "tsan-new-fiber": "tsan",
     "tsan-leak-fiber": "tsan",
@@ -339,9 +591,12 @@ RUN_IN = {
     "run-sanmix": "sanmix",
     "run-fake-stack": "asan",
     "run-san": "tsan",
+    # A wake after fini reads a freed struct, which still says ST_DONE.
+    "ll-wake-outside": "asan",
+    "rr-wake-outside": "asan",
 }
 
-# C mutants that no program can tell from usched.c, and why.
+# C mutants that no program can tell from the code, and why.
 EQUIVALENT = {
     "start-running":
         "s_next runs only while no thread of its dispatcher runs, and "
@@ -538,14 +793,14 @@ def passes(argv, env, cwd):
     return None if rc is None else rc == 0
 
 
-def first_failure(out, cfg, tests):
+def first_failure(out, cfg, tests, threads):
     """The first of tests that fails on the build in out, in configuration
-    cfg, or None."""
+    cfg, under USCHED_TEST_THREADS threads (None: unset), or None."""
     tree = os.path.dirname(os.path.dirname(out))
     env = make_env()
     env.pop("USCHED_TEST_THREADS", None)
-    if cfg["threads"] is not None:
-        env["USCHED_TEST_THREADS"] = cfg["threads"]
+    if threads is not None:
+        env["USCHED_TEST_THREADS"] = threads
     if cfg["exec"]:
         env["USCHED_TEST_EXEC"] = " ".join(cfg["exec"])
     for t in tests:
@@ -606,6 +861,14 @@ def c_line(src, old):
     return src[:src.index(old)].count("\n") + 1
 
 
+def tests_of(path, cfg):
+    """The tests a mutant of path runs in configuration cfg, and their
+    USCHED_TEST_THREADS."""
+    if path == "usched.c":
+        return cfg["tests"], cfg["threads"]
+    return SCHED_TESTS, SCHED_THREADS
+
+
 def asm_jobs(src, arch):
     """The mutants of arch's assembly, as Run takes them."""
     for kind, idx, ins, new in mutants(src, arch):
@@ -635,9 +898,10 @@ Mutant = collections.namedtuple("Mutant", "group what cfg path src why "
 
 class Run:
     """A run of mutants in JOBS threads, each with a copy of the tree per
-    configuration. Rather than run every test of a configuration on
-    usched.c unchanged first (a minute in all), the tests that failed on
-    its mutants run on it last: a kill counts if that test passes there."""
+    configuration. Rather than run every test of a configuration on the
+    code unchanged first (a minute in all), the tests that failed on its
+    mutants run on it last, with the same USCHED_TEST_THREADS: a kill
+    counts if that test passes there."""
 
     def __init__(self, srcs, names, tmp):
         self.srcs = srcs
@@ -676,19 +940,19 @@ class Run:
         return build(tree, self.cfgs[name], tests)
 
     def mutant(self, k, m):
-        tests = self.cfgs[m.cfg]["tests"]
+        tests, threads = tests_of(m.path, self.cfgs[m.cfg])
         out = self.build(k, m.cfg, m.path, m.src, tests)
         if out is None:
             self.say("%s - %s: does not build" % (
                 "ok" if m.unbuilt_ok else "not ok", m.what),
                 not m.unbuilt_ok)
             return
-        failed = first_failure(out, self.cfgs[m.cfg], tests)
+        failed = first_failure(out, self.cfgs[m.cfg], tests, threads)
         if self.stop.is_set():  # its test was killed, not failed
             return
         if failed is not None:
             with self.lock:
-                self.killers[m.cfg].add(failed.split()[0])
+                self.killers[m.cfg].add((failed.split()[0], threads))
             self.say("ok - %s: fails %s" % (m.what, failed))
         elif m.why is not None:
             self.say("ok - %s: passes, as expected (%s)" % (m.what, m.why))
@@ -699,12 +963,14 @@ class Run:
 
     def unchanged(self, k, name):
         cfg = self.cfgs[name]
-        tests = [t for t in cfg["tests"] if t in self.killers[name]]
-        out = self.build(k, name, "usched.c", self.srcs["usched.c"], tests)
-        failed = "the build" if out is None else \
-            first_failure(out, cfg, tests)
+        killers = sorted(self.killers[name], key=str)
+        out = self.build(k, name, "usched.c", self.srcs["usched.c"],
+                         [t for t, threads in killers])
+        failed = "the build" if out is None else next(
+            filter(None, (first_failure(out, cfg, [t], threads)
+                          for t, threads in killers)), None)
         if failed is not None:
-            self.say("not ok - %s: %s fails on usched.c unchanged: its "
+            self.say("not ok - %s: %s fails on the code unchanged: its "
                      "mutants' kills do not count" % (name, failed), True)
 
     def pool(self, jobs):
@@ -744,9 +1010,9 @@ class Run:
             raise KeyboardInterrupt
 
     def run(self, todo):
-        """Runs the mutants todo, then the tests that killed them on
-        usched.c unchanged, with a summary line per group: how many
-        failed the run."""
+        """Runs the mutants todo, then the tests that killed them on the
+        code unchanged, with a summary line per group: how many failed
+        the run."""
         self.pool([(m.what, lambda k, m=m: self.mutant(k, m))
                    for m in todo])
         self.pool([(n + " unchanged", lambda k, n=n: self.unchanged(k, n))
