@@ -220,7 +220,8 @@ check-matrix:
 	tests/matrix.sh
 
 # Each mutant of the switch's assembly, on x86-64 and (under qemu) aarch64,
-# and of usched.c's C code must fail one of the dispatcher's tests.
+# and of usched.c's C code must fail one of the dispatcher's tests; each
+# mutant of the schedulers' C code (ll.c, rr.c, sched/), one of theirs.
 check-mutants:
 	python3 tests/mutants.py
 
