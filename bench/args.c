@@ -137,9 +137,11 @@ static void ring_usage(FILE *out, const char *prog, unsigned int flags)
 	if (flags & RING_SINGLE)
 		fputs("  P  native threads: must be 1 (single-threaded "
 		      "scheduler)\n", out);
-	else if (flags & RING_ANY_P)
-		fputs("  P  native threads (>= 1); ignored: one native thread "
-		      "per ring member\n", out);
+	else if (flags & RING_P_CPUS)
+		fprintf(out, "  P  CPUs the threads run on (1..%llu): the first "
+			"P this process may use\n     (all of them if fewer); "
+			"one native thread per ring member\n",
+			(unsigned long long)RING_MAX_P);
 	else
 		fprintf(out, "  P  native threads (1..%llu)\n",
 			(unsigned long long)RING_MAX_P);
@@ -225,7 +227,7 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 	if ((flags & RING_SINGLE) && a->ra_p != 1)
 		return ring_bad(why, "P must be 1: this peer is "
 				"single-threaded");
-	if (!(flags & RING_ANY_P) && a->ra_p > RING_MAX_P)
+	if (a->ra_p > RING_MAX_P)
 		return ring_bad(why, "P is more than %llu",
 				(unsigned long long)RING_MAX_P);
 	return ring_fault_read(a, why);

@@ -27,7 +27,7 @@ extern "C" {
 /* ring_args_parse() flags: what this peer does with D and P. */
 #define RING_STACKLESS	0x1	/* D must be 0: no stack frame survives a block */
 #define RING_SINGLE	0x2	/* P must be 1: single-threaded scheduler */
-#define RING_ANY_P	0x4	/* P is accepted (>= 1) but ignored */
+#define RING_P_CPUS	0x4	/* P counts CPUs: one native thread a member */
 
 struct ring_args {
 	uint64_t ra_n;		/* threads per cycle, >= 2 */

@@ -65,7 +65,7 @@ class Impl:
 
 # The implementations, in the order of the graphs' legends and tables.
 # Constraints of the peers are encoded here: ring-cpp takes P=1 and D=0,
-# ring-cpp-pool D=0, ring-boost P=1; ring-pthread ignores P.
+# ring-cpp-pool D=0, ring-boost P=1; ring-pthread's P counts CPUs.
 IMPLS = (
     Impl("U-rr-1T", "ring", ("--sched", "rr"), 0, 1, "usched rr, 1 processor"),
     Impl("U-rr", "ring", ("--sched", "rr"), 0, ALL, "usched rr, all CPUs"),
@@ -76,7 +76,9 @@ IMPLS = (
     Impl("U-ll-10K", "ring", ("--sched", "ll"), 10000, ALL,
          "usched ll, all CPUs, 10000 live stack bytes"),
     Impl("POSIX", "ring-pthread", (), 0, 1,
-         "one pthread per ring member (P unused)"),
+         "one pthread per ring member, on 1 CPU"),
+    Impl("POSIX-MT", "ring-pthread", (), 0, ALL,
+         "one pthread per ring member, on all CPUs"),
     Impl("GO1T", "ring-go", (), 0, 1, "goroutines, GOMAXPROCS=1"),
     Impl("GO", "ring-go", (), 0, ALL, "goroutines, GOMAXPROCS=all CPUs"),
     Impl("RUST-async-std", "ring-async-std", (), 0, 1,

@@ -183,6 +183,44 @@ for p in ring-pthread ring-cpp ring-cpp-pool ring-boost; do
 	built $p && expect 2 $p 65536 65536 1 0 1	# over 32-bit indices
 done
 built ring-pthread && expect 0 ring-pthread 4 3 10 100000 5
+
+# ring_cpus P: the CPU lists of a running ring-pthread's threads, once its
+# members run (a long ring, killed then), one line each distinct list.
+ring_cpus() {
+	local pid i lists=
+	"$bin/ring-pthread" 2 1 100000000 0 "$1" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 1000); do
+		if [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -ge 3 ]; then
+			lists=$(sed -n 's/^Cpus_allowed_list:\t//p' \
+				/proc/$pid/task/*/status 2>/dev/null | sort -u)
+			break
+		fi
+		sleep 0.01
+	done
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	echo "$lists"
+}
+# P counts CPUs: P = 1 runs every thread on the first CPU the ring may use;
+# P as many as those, or more, leaves them all.
+mine=$(sed -n 's/^Cpus_allowed_list:\t//p' /proc/self/status)
+if ! built ring-pthread; then
+	:
+elif [ "$(nproc)" -lt 2 ]; then
+	echo "# skipping ring-pthread's P: one CPU cannot tell P = 1 apart"
+else
+	got=$(ring_cpus 1)
+	[ "$got" = "$(echo "$mine" | grep -Eo '^[0-9]+')" ]
+	ok $? "ring-pthread P = 1: its threads run on one CPU (got '$got' of '$mine')"
+	got=$(ring_cpus "$(nproc)")
+	[ "$got" = "$mine" ]
+	ok $? "ring-pthread P = CPUs: on all of them (got '$got')"
+	got=$(ring_cpus 1024)
+	[ "$got" = "$mine" ]
+	ok $? "ring-pthread P = 1024: on all of them (got '$got')"
+fi
+built ring-pthread && expect 2 ring-pthread 2 1 1 0 1025
 # One thread more than the kernel allows: said at once, with the limit.
 limit=$(( $(cat /proc/sys/vm/max_map_count) / 2 ))
 for f in kernel/pid_max kernel/threads-max; do

@@ -143,8 +143,8 @@ def test_graph(tmp):
     legend = [x for x in md.split("## N = ")[0].splitlines()
               if re.fullmatch(r"\| [A-Z].*\|.*\|.*\|.*\|", x)]
     check(legend == ["| U-rr | usched rr, all CPUs | 0 | 1 |",
-                     "| POSIX | one pthread per ring member (P unused) | 0 | "
-                     "1 |", "| GO | goroutines, GOMAXPROCS=all CPUs | 0 | 1 |",
+                     "| POSIX | one pthread per ring member, on 1 CPU | 0 "
+                     "| 1 |", "| GO | goroutines, GOMAXPROCS=all CPUs | 0 | 1 |",
                      "| C++1T | C++20 coroutines, 1 thread | 0 | 1 |",
                      "| BOOST | Boost.Context fibers, 1 thread | 0 | 1 |"],
           "report.md says what each label is, with D and P as run, in "
@@ -547,7 +547,8 @@ EXPECTED = {
     "U-ll-1T": ("ring --sched ll", 0, 1), "U-ll": ("ring --sched ll", 0, NCPU),
     "U-ll-1K": ("ring --sched ll", 1000, NCPU),
     "U-ll-10K": ("ring --sched ll", 10000, NCPU),
-    "POSIX": ("ring-pthread", 0, 1), "GO1T": ("ring-go", 0, 1),
+    "POSIX": ("ring-pthread", 0, 1), "POSIX-MT": ("ring-pthread", 0, NCPU),
+    "GO1T": ("ring-go", 0, 1),
     "GO": ("ring-go", 0, NCPU), "RUST-async-std": ("ring-async-std", 0, 1),
     "RUST-tokio": ("ring-tokio", 0, 1),
     "RUST-tokio-MT": ("ring-tokio", 0, NCPU),

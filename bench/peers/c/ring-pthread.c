@@ -1,8 +1,10 @@
 /*
  * ring-pthread: the ring benchmark with one native thread per ring member.
  *
- * Usage: ring-pthread N R M D P (see args.h).  P is ignored: the kernel
- * schedules N*R threads.
+ * Usage: ring-pthread N R M D P (see args.h).  The kernel schedules N*R
+ * threads over P CPUs: the first P the process may use, as usched's ring
+ * pins its P processors, so that P = 1 runs on one CPU like the peers with
+ * one native thread.
  *
  * Each member blocks in sem_wait() on its own semaphore; handing the token
  * to the right neighbour is a sem_post() on the neighbour's semaphore.  A
@@ -12,10 +14,11 @@
  * hands, and the member checks that count after every wait, as usched's
  * ring does.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE	/* cpu_set_t */
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -164,6 +167,34 @@ static void check_thread_limits(uint64_t n)
 	}
 }
 
+/*
+ * Confines the process, and so the threads it creates after this, to the
+ * first p CPUs it may use; to all of them if there are no more than p.
+ */
+static void use_cpus(uint64_t p)
+{
+	cpu_set_t allowed, used;
+	uint64_t n = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+		perror(PROG ": sched_getaffinity");
+		exit(1);
+	}
+	if ((uint64_t)CPU_COUNT(&allowed) <= p)
+		return;
+	CPU_ZERO(&used);
+	for (int cpu = 0; cpu < CPU_SETSIZE && n < p; cpu++) {
+		if (CPU_ISSET(cpu, &allowed)) {
+			CPU_SET(cpu, &used);
+			n++;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(used), &used) != 0) {
+		perror(PROG ": sched_setaffinity");
+		exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct member *members;
@@ -175,7 +206,7 @@ int main(int argc, char **argv)
 	uint64_t i;
 	int err;
 
-	ring_args_parse(&cfg, argc, argv, RING_ANY_P);
+	ring_args_parse(&cfg, argc, argv, RING_P_CPUS);
 	/* Stack pages touched, struct pthread, kernel stack and task. */
 	check_memory(PROG, (double)cfg.ra_threads * (cfg.ra_d + 32 * 1024));
 	check_thread_limits(cfg.ra_threads);
@@ -204,6 +235,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	use_cpus(cfg.ra_p);
 	/* cfg.ra_d <= RING_MAX_D, so this cannot overflow either. */
 	stack = (BASE_STACK + cfg.ra_d + page - 1) / page * page;
 	if (pthread_attr_init(&attr) != 0 ||
