@@ -262,6 +262,30 @@ LTO_INLINE int ll_wait(void)
 	return ustack_block();
 }
 
+/*
+ * A wake of its own, taken by ll_next, queues t behind the ready threads.
+ * Those woken from elsewhere are drained first, to go before it too.
+ */
+int ll_yield(void)
+{
+	struct sched_thread *t = sched_self(PROCS_LL);
+	struct ll_proc *l;
+	int rc;
+
+	if (t == NULL)
+		return -EPERM;
+	l = ll_proc_of((struct ll_thread *)t);
+	if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)
+		ll_drain(l);
+	if (l->lp_p.p_ready.q_head == NULL)
+		return 0;
+	t->t_permits++;
+	rc = ustack_block();
+	if (rc != 0)	/* not blocked: ll_next did not take it */
+		t->t_permits--;
+	return rc;
+}
+
 /* A wake from another processor, or, counted, from elsewhere. */
 static int ll_wake_remote(struct ll_thread *t)
 {
@@ -342,4 +366,5 @@ const struct sched_ops ll_ops = {
 	.so_done  = ll_done,
 	.so_fini  = ll_fini,
 	.so_stats = ll_stats,
+	.so_yield = ll_yield,
 };

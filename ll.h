@@ -48,6 +48,12 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
  */
 int  ll_wait(void);
 /*
+ * Lets the other threads ready on this processor (for ll, those woken from
+ * elsewhere too) run first; 0 at once if there are none. Wakes are kept.
+ * -errno as ll_wait, without yielding.
+ */
+int  ll_yield(void);
+/*
  * Wakes t, from any native thread, but not from a signal handler. -ESRCH
  * if t has finished, until a new thread reuses its struct: t then names
  * that one. t is a handle from ll_thread_init, valid until the next

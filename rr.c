@@ -47,6 +47,14 @@ static void rr_permits_add(struct sched_thread *t, long n)
 	__atomic_store_n(&t->t_permits, t->t_permits + n, __ATOMIC_RELAXED);
 }
 
+static void rr_permits_add_locked(struct rr_proc *r, struct sched_thread *t,
+				  long n)
+{
+	sched_lock(&r->r_lock);
+	rr_permits_add(t, n);
+	sched_unlock(&r->r_lock);
+}
+
 /* Queues t on its processor; the caller holds the lock. */
 static void rr_ready(struct rr_proc *r, struct sched_thread *t)
 {
@@ -135,14 +143,33 @@ LTO_INLINE int rr_wait(void)
 		return -EPERM;
 	/* Only t takes permits: one seen is there to take. */
 	if (__atomic_load_n(&t->t_permits, __ATOMIC_RELAXED) > 0) {
-		struct rr_proc *r = rr_proc_of(t);
-
-		sched_lock(&r->r_lock);
-		rr_permits_add(t, -1);
-		sched_unlock(&r->r_lock);
+		rr_permits_add_locked(rr_proc_of(t), t, -1);
 		return 0;
 	}
 	return ustack_block();
+}
+
+/* A wake of its own, taken by rr_next, queues t behind the ready threads. */
+int rr_yield(void)
+{
+	struct sched_thread *t = sched_self(PROCS_RR);
+	struct rr_proc *r;
+	int others, rc;
+
+	if (t == NULL)
+		return -EPERM;
+	r = rr_proc_of(t);
+	sched_lock(&r->r_lock);
+	others = r->r_p.p_ready.q_head != NULL;
+	if (others)
+		rr_permits_add(t, 1);
+	sched_unlock(&r->r_lock);
+	if (!others)
+		return 0;
+	rc = ustack_block();
+	if (rc != 0)	/* not blocked: rr_next did not take it */
+		rr_permits_add_locked(r, t, -1);
+	return rc;
 }
 
 static int rr_wake_from(struct sched_thread *t, struct proc *here)
@@ -231,4 +258,5 @@ const struct sched_ops rr_ops = {
 	.so_done  = rr_done,
 	.so_fini  = rr_fini,
 	.so_stats = rr_stats,
+	.so_yield = rr_yield,
 };

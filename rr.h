@@ -45,6 +45,12 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
  */
 int  rr_wait(void);
 /*
+ * Lets the other threads ready on this processor (for ll, those woken from
+ * elsewhere too) run first; 0 at once if there are none. Wakes are kept.
+ * -errno as rr_wait, without yielding.
+ */
+int  rr_yield(void);
+/*
  * Wakes t, from any native thread, but not from a signal handler. -ESRCH
  * if t has finished, until a new thread reuses its struct: t then names
  * that one. t is a handle from rr_thread_init, valid until the next

@@ -49,7 +49,7 @@ struct sched_ops {
 	 * -EPERM outside a thread of this scheduler, -E2BIG if its stack is
 	 * over USCHED_STACK_MAX_DEFAULT (1 MiB), -ENOMEM. A wake already
 	 * received returns at once: waking oneself, then waiting, does not
-	 * let the other threads run. */
+	 * let the other threads run (so_yield does). */
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
 	 * or fini found every thread finished; -EINVAL: NULL. A handle is
@@ -76,6 +76,12 @@ struct sched_ops {
 	 * (zero) on, also while it runs, and after fini (the last ones)
 	 * until the next init; -EINVAL if no such one or out is NULL. */
 	int   (*so_stats)(int proc, struct sched_stats *out);
+	/* Lets the threads ready on the caller's processor run, then
+	 * returns: the caller goes behind them. 0 at once if there are
+	 * none. Wakes are neither taken nor lost. -EPERM outside a thread
+	 * of this scheduler; -E2BIG or -ENOMEM as so_wait, not yielded.
+	 * (Last in the table, which it joined last.) */
+	int   (*so_yield)(void);
 };
 
 extern const struct sched_ops rr_ops;

@@ -398,9 +398,8 @@ RR_C = [
      "\t/* Only", "rr_wait outside a thread crashes"),
     ("rr-wait-permit", "__ATOMIC_RELAXED) > 0) {", "__ATOMIC_RELAXED) >= 0) {",
      "a wait with no wake banked returns at once"),
-    ("rr-wait-take", "\t\tsched_lock(&r->r_lock);\n\t\trr_permits_add(t, "
-     "-1);\n", "\t\tsched_lock(&r->r_lock);\n",
-     "a banked wake is never used up"),
+    ("rr-wait-take", "\t\trr_permits_add_locked(rr_proc_of(t), t, -1);\n",
+     "", "a banked wake is never used up"),
     # rr_wake_from, rr_wake
     ("rr-wake-local", "int local = here == &r->r_p, rc = 0;",
      "int local = here != NULL, rc = 0;",
