@@ -11,9 +11,9 @@
  *
  * 1. The schedulers (rr, ll; 1 and 2 processors) through sched_ops: init,
  *    spawns before and after start and from a thread, a ring of threads
- *    passing a token with waits at growing stack depths, wakes from the
- *    main native thread, fini; with so_start, or with so_fini starting the
- *    processors.
+ *    passing a token with waits and yields at growing stack depths, wakes
+ *    from the main native thread, fini; with so_start, or with so_fini
+ *    starting the processors.
  * 2. The bare dispatcher with the test scheduler, whose s_alloc fails on
  *    demand: here the replaced malloc only checks that the dispatcher
  *    allocates nothing behind s_alloc's back.
@@ -124,7 +124,7 @@ static struct {
 	long        r_got[MEMBERS];	/* tokens each member received */
 	long        r_leaves;		/* leaves created */
 	long        r_leaves_done;
-	long        r_nomem;		/* -ENOMEM from wait or spawn */
+	long        r_nomem;		/* -ENOMEM from wait, yield, spawn */
 	long        r_bad;		/* other unexpected results */
 	const char *r_bad_what;
 	int         r_bad_rc;
@@ -132,6 +132,7 @@ static struct {
 
 static void (*wait_fn)(void);		/* waits, retrying on -ENOMEM */
 static void (*wake_fn)(void *thread);
+static int (*yield_fn)(void);
 
 static void note_bad(const char *what, int rc)
 {
@@ -146,11 +147,30 @@ static int wait_once(void)
 	return 0;
 }
 
+/* A failed yield did not yield and took no wake: yield again. */
+static int yield_retry(void)
+{
+	int rc;
+
+	while ((rc = yield_fn()) == -ENOMEM)
+		__atomic_fetch_add(&r.r_nomem, 1, __ATOMIC_RELAXED);
+	if (rc != 0)
+		note_bad("yield", rc);
+	return 0;
+}
+
 /* Waits depth KiB down the stack: the saved copy must grow, often. */
 static void deep_wait(int depth)
 {
 	if (tap_deep(depth, wait_once) == TAP_DEEP_BAD)
 		note_bad("stack intact after wait", depth);
+}
+
+/* Yields deeper than it waited, for the copy to grow there too. */
+static void deep_yield(int depth)
+{
+	if (tap_deep(depth, yield_retry) == TAP_DEEP_BAD)
+		note_bad("stack intact after yield", depth);
 }
 
 /*
@@ -166,6 +186,7 @@ static void rounds(long k)
 		if (k == 0)
 			wake_fn(right);
 		deep_wait(2 * i);
+		deep_yield(2 * i + 1);
 		if (k != 0)
 			wake_fn(right);
 		__atomic_fetch_add(&r.r_got[k], 1, __ATOMIC_RELAXED);
@@ -294,8 +315,8 @@ static int leak_check(const char *what)
 }
 
 /*
- * Each failed allocation shows as exactly one error: so_init, so_spawn or
- * so_wait -ENOMEM (the threads retry a wait), or so_start or so_fini. Then
+ * Each failed allocation shows as exactly one error: so_init, so_spawn,
+ * so_wait or so_yield -ENOMEM (the threads retry a wait or yield), or so_start or so_fini. Then
  * the program goes on: so_fini, tried once more if it failed, returns 0
  * with every created thread done. Nothing allocated since so_init is left
  * after the next so_init (fini keeps the counters until then).
@@ -350,6 +371,7 @@ static int sched_child(long k)
 
 	wait_fn = sched_wait;
 	wake_fn = sched_wake;
+	yield_fn = ops->so_yield;
 	fault_arm(k);
 	init_rc = ops->so_init(procs, MEMBERS);
 	if (init_rc == 0) {
@@ -410,6 +432,7 @@ static int usched_child(long k)
 
 	wait_fn = tsched_wait_retry;
 	wake_fn = tsched_wake_any;
+	yield_fn = tsched_yield;
 	tsched_init(&ts);
 	for (r.r_n = 0; r.r_n < MEMBERS; r.r_n++)
 		r.r_ring[r.r_n] = tsched_spawn(&ts, tsched_member,

@@ -1,8 +1,8 @@
 /*
  * The schedulers against a reference model, with random programs.
  *
- * Each round generates a program, a script of waits, wakes, spawns and
- * exits for every thread and one for the main native thread, by running it
+ * Each round generates a program, a script of waits, wakes, yields, spawns
+ * and exits for every thread and one for the main native thread, by running it
  * on the model: one processor, a FIFO ready queue, wake-ups as counting
  * permits. Then it runs the program on rr or ll with 1 to 3 processors and
  * compares what happened with what the model says.
@@ -41,7 +41,7 @@ enum {
 	WATCHDOG      = 20	/* seconds a round may take */
 };
 
-enum { OP_WAIT, OP_WAKE, OP_SPAWN, OP_EXIT, OP_DONE, OP_START };
+enum { OP_WAIT, OP_WAKE, OP_YIELD, OP_SPAWN, OP_EXIT, OP_DONE, OP_START };
 
 /* Model states of a thread. */
 enum { M_READY = 1, M_RUNNING, M_BLOCKED, M_DONE };
@@ -60,13 +60,13 @@ static const char *const check_name[C_NR] = {
 static const char *const check_text[C_NR] = {
 	[C_FINISH]   = "every thread ran its whole script and finished; "
 		       "none ran on after done()",
-	[C_CALLS]    = "every wait, wake and spawn succeeded; saved stacks "
-		       "came back intact",
+	[C_CALLS]    = "every wait, wake, yield and spawn succeeded; saved "
+		       "stacks came back intact",
 	[C_SPURIOUS] = "no wait returned before a wake was issued for it",
 	[C_COUNT]    = "each thread waited as often as it was woken and as "
 		       "the model says",
 	[C_SWITCH]   = "switches within threads + blocks seen .. threads + "
-		       "waits (exact in FIFO rounds)",
+		       "waits + yields (exact in FIFO rounds)",
 	[C_WAKES]    = "local and remote wake counters match the wakes, "
 		       "spawns not counted",
 	[C_PLACE]    = "threads keep their handle and processor; ll: group "
@@ -77,7 +77,8 @@ static const char *const check_text[C_NR] = {
 
 struct op {
 	int o_kind;
-	int o_arg;	/* wake: the target; spawn: the child; wait: depth */
+	int o_arg;	/* wake: the target; spawn: the child; wait, yield:
+			 * depth */
 };
 
 /* A thread of the program: its script, its model state, what the run saw. */
@@ -92,6 +93,8 @@ struct mt {
 	int        m_permits;	/* model */
 	int        m_waits;	/* model: waits in the script */
 	int        m_blocks;	/* model: those that block (FIFO rounds) */
+	int        m_yields;	/* model: yields in the script */
+	int        m_yield_blocks;	/* model: those that let another run */
 
 	void      *m_handle;	/* set by the spawner and itself (atomic) */
 	void      *m_spawned;	/* what so_spawn() returned */
@@ -99,6 +102,7 @@ struct mt {
 	long       m_wakes;	/* wakes issued to it, counted first (atomic) */
 	int        m_waited;	/* its waits that returned */
 	int        m_seen;	/* of those, seen to let another thread run */
+	int        m_yield_seen;	/* yields seen to, likewise */
 	int        m_pc;
 	int        m_native;	/* the native thread it ran on */
 	int        m_exited;
@@ -250,6 +254,18 @@ static void m_wait(struct mt *t)
 	R.r_cur = -1;
 }
 
+/* t goes behind the ready threads; with none, it runs on. */
+static void m_yield(struct mt *t)
+{
+	emit(t, OP_YIELD, rnd(MAX_DEPTH + 1));
+	t->m_yields++;
+	if (R.r_head == R.r_tail)
+		return;
+	t->m_yield_blocks++;
+	m_ready(tid(t));
+	R.r_cur = -1;
+}
+
 static void m_spawn(struct mt *w)
 {
 	int x = R.r_nt++;
@@ -308,6 +324,8 @@ static void m_step(struct mt *t)
 		x = pick_known(t, 0);		/* at least t itself */
 		for (int k = chance(75) ? 1 : 2 + rnd(3); k > 0; k--)
 			m_wake(t, x);
+	} else if (c < 56) {
+		m_yield(t);
 	} else {
 		if (t->m_permits == 0)
 			m_unstall(t, 1);
@@ -393,16 +411,16 @@ static void fatal(struct mt *t, const char *what)
 	exit(tap_done() | 1);
 }
 
-/* Waits depth frames down, each holding a pattern, to vary the stack that
- * is saved; the patterns must come back intact. */
-static int wait_at(struct mt *t, int depth)
+/* Calls op (a wait or a yield) depth frames down, each holding a pattern,
+ * to vary the stack that is saved; the patterns must come back intact. */
+static int op_at(struct mt *t, int depth, int (*op)(void))
 {
 	volatile unsigned char pad[PAD];
 	int rc, bad = 0;
 
 	for (int i = 0; i < PAD; i++)
 		pad[i] = (unsigned char)(t->m_pc * 7 + depth * 31 + i);
-	rc = depth > 0 ? wait_at(t, depth - 1) : R.r_ops->so_wait();
+	rc = depth > 0 ? op_at(t, depth - 1, op) : op();
 	for (int i = 0; i < PAD; i++)
 		bad |= pad[i] != (unsigned char)(t->m_pc * 7 + depth * 31 + i);
 	if (bad)
@@ -410,16 +428,30 @@ static int wait_at(struct mt *t, int depth)
 	return rc;
 }
 
+static void check_place_kept(struct mt *t)
+{
+	if (R.r_ops->so_self() != t->m_self || native() != t->m_native)
+		fault(t, C_PLACE, "a thread changed handle or native thread");
+}
+
 static void run_wait(struct mt *t, int depth)
 {
-	if (wait_at(t, depth) != 0)
+	if (op_at(t, depth, R.r_ops->so_wait) != 0)
 		fault(t, C_CALLS, "wait failed");
 	if (tl_last != t)
 		t->m_seen++;
 	if (++t->m_waited > __atomic_load_n(&t->m_wakes, __ATOMIC_SEQ_CST))
 		fault(t, C_SPURIOUS, "a wait returned with no wake issued");
-	if (R.r_ops->so_self() != t->m_self || native() != t->m_native)
-		fault(t, C_PLACE, "a thread changed handle or native thread");
+	check_place_kept(t);
+}
+
+static void run_yield(struct mt *t, int depth)
+{
+	if (op_at(t, depth, R.r_ops->so_yield) != 0)
+		fault(t, C_CALLS, "yield failed");
+	if (tl_last != t)
+		t->m_yield_seen++;
+	check_place_kept(t);
 }
 
 static void run_wake(struct mt *w, int x)
@@ -478,6 +510,9 @@ static void body(void *arg)
 		case OP_WAKE:
 			run_wake(t, o.o_arg);
 			break;
+		case OP_YIELD:
+			run_yield(t, o.o_arg);
+			break;
 		case OP_SPAWN:
 			run_spawn(t, o.o_arg);
 			break;
@@ -517,6 +552,7 @@ struct tally {
 	long y_switches, y_local[MAX_PROCS], y_remote[MAX_PROCS];
 	long y_max_stack;
 	long y_threads, y_waits, y_seen, y_blocks;
+	long y_yields, y_yield_seen, y_yield_blocks;
 	long y_want_local[MAX_PROCS], y_want_remote[MAX_PROCS];
 };
 
@@ -602,16 +638,21 @@ static unsigned check_round(struct tally *y)
 			bad |= 1u << C_FINISH;
 		if (t->m_waited != t->m_waits || t->m_wakes != t->m_waits)
 			bad |= 1u << C_COUNT;
-		if (R.r_fifo && t->m_seen != t->m_blocks)
+		if (R.r_fifo && (t->m_seen != t->m_blocks ||
+				 t->m_yield_seen != t->m_yield_blocks))
 			bad |= 1u << C_SWITCH;
 		y->y_waits += t->m_waits;
 		y->y_seen += t->m_seen;
 		y->y_blocks += t->m_blocks;
+		y->y_yields += t->m_yields;
+		y->y_yield_seen += t->m_yield_seen;
+		y->y_yield_blocks += t->m_yield_blocks;
 		want_wakes(y, t);
 	}
-	if (y->y_switches < y->y_threads + y->y_seen ||
-	    y->y_switches > y->y_threads + y->y_waits ||
-	    (R.r_fifo && y->y_switches != y->y_threads + y->y_blocks) ||
+	if (y->y_switches < y->y_threads + y->y_seen + y->y_yield_seen ||
+	    y->y_switches > y->y_threads + y->y_waits + y->y_yields ||
+	    (R.r_fifo && y->y_switches != y->y_threads + y->y_blocks +
+					   y->y_yield_blocks) ||
 	    (y->y_seen > 0 && y->y_max_stack == 0))
 		bad |= 1u << C_SWITCH;
 	for (int p = 0; p < MAX_PROCS; p++) {
@@ -638,8 +679,9 @@ static void report_round(unsigned bad, const struct tally *y)
 			strcat(strcat(names, " "), check_name[c]);
 	}
 	diag("%s failed:%s; %ld threads, %ld waits (%ld seen to block), "
-	     "%ld switches, local/remote wakes %ld/%ld (want %ld/%ld)",
-	     R.r_name, names, y->y_threads, y->y_waits, y->y_seen,
+	     "%ld yields (%ld seen to switch), %ld switches, local/remote "
+	     "wakes %ld/%ld (want %ld/%ld)", R.r_name, names, y->y_threads,
+	     y->y_waits, y->y_seen, y->y_yields, y->y_yield_seen,
 	     y->y_switches, lg, rg, lw, rw);
 	if (R.r_faults > 0)
 		diag("%ld faults, first in thread %d: %s", R.r_faults,
@@ -693,6 +735,7 @@ static void round_free(void)
 /* Per scheduler: what the rounds covered and which checks failed. */
 struct total {
 	long o_rounds, o_fifo, o_ops, o_threads, o_waits, o_seen, o_remote;
+	long o_yields, o_yield_seen;
 	long o_failed[C_NR];
 };
 
@@ -704,6 +747,8 @@ static void add(struct total *o, unsigned bad, const struct tally *y)
 	o->o_threads += y->y_threads;
 	o->o_waits += y->y_waits;
 	o->o_seen += y->y_seen;
+	o->o_yields += y->y_yields;
+	o->o_yield_seen += y->y_yield_seen;
 	for (int p = 0; p < MAX_PROCS; p++)
 		o->o_remote += y->y_remote[p];
 	for (int c = 0; c < C_NR; c++)
@@ -713,9 +758,10 @@ static void add(struct total *o, unsigned bad, const struct tally *y)
 static void summary(const char *name, const struct total *o)
 {
 	diag("%s: %ld rounds (%ld FIFO), %ld operations, %ld threads, %ld "
-	     "waits (%ld seen to block), %ld remote wakes", name, o->o_rounds,
-	     o->o_fifo, o->o_ops, o->o_threads, o->o_waits, o->o_seen,
-	     o->o_remote);
+	     "waits (%ld seen to block), %ld yields (%ld seen to switch), %ld "
+	     "remote wakes", name, o->o_rounds, o->o_fifo, o->o_ops,
+	     o->o_threads, o->o_waits, o->o_seen, o->o_yields,
+	     o->o_yield_seen, o->o_remote);
 	for (int c = 0; c < C_NR; c++) {
 		if (c == C_ORDER && strcmp(name, "rr") != 0)
 			continue;
