@@ -41,7 +41,7 @@ TESTS = ["t_basic", "t_regs", "t_fpenv", "t_stack", "t_errors", "t_signal",
 # The schedulers' tests that kill their mutants, in the order that kills
 # them soonest, and their USCHED_TEST_THREADS: as under a sanitizer, which
 # takes t_sched and t_model a fifth of the time of 200000.
-SCHED_TESTS = ["t_queue", "t_wake_block", "t_lock", "t_pin", "t_errors",
+SCHED_TESTS = ["t_queue", "t_yield", "t_wake_block", "t_lock", "t_pin", "t_errors",
                "t_bufs", "t_model", "t_sched", "t_faults"]
 SCHED_THREADS = "20000"
 TIMEOUT = 120
@@ -363,6 +363,23 @@ LL_C = [
     ("ll-wait-inbox", "\t\treturn ll_wait_drained(l, t);\n", "\t\t;\n",
      "a wait blocks before it reads the inbox"),
     # ll_wake
+    # ll_yield
+    ("ll-yield-outside", "\t\treturn -EPERM;\n\tl = ll_proc_of((struct "
+     "ll_thread *)t);\n\tif (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) "
+     "!= NULL)\n\t\tll_drain(l);", "\tl = ll_proc_of((struct ll_thread *)"
+     "t);\n\tif (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)"
+     "\n\t\tll_drain(l);", "ll_yield outside a thread crashes"),
+    ("ll-yield-drain", "\t\tll_drain(l);\n\tif (l->lp_p.p_ready.q_head == "
+     "NULL)", "\t\t;\n\tif (l->lp_p.p_ready.q_head == NULL)",
+     "threads woken from elsewhere do not run before a yielder"),
+    ("ll-yield-fast", "\tif (l->lp_p.p_ready.q_head == NULL)\n\t\treturn 0;"
+     "\n", "", "a yield with nothing else ready switches all the same"),
+    ("ll-yield-permit", "\tt->t_permits++;\n\trc = ustack_block();",
+     "\trc = ustack_block();", "a yield waits for a wake"),
+    ("ll-yield-block", "\tt->t_permits++;\n\trc = ustack_block();",
+     "\trc = 0;", "a yield lets nothing run"),
+    ("ll-yield-undo", "\t\tt->t_permits--;\n", "\t\t;\n",
+     "a failed yield leaves its wake, and a wait returns too soon"),
     ("ll-wake-null", "if (__builtin_expect(t == NULL, 0))", "if (0)",
      "ll_wake(NULL) crashes"),
     ("ll-wake-outside", "\t\treturn ll_wake_outside(t);",
@@ -400,6 +417,18 @@ RR_C = [
      "a wait with no wake banked returns at once"),
     ("rr-wait-take", "\t\trr_permits_add_locked(rr_proc_of(t), t, -1);\n",
      "", "a banked wake is never used up"),
+    # rr_yield
+    ("rr-yield-outside", "\t\treturn -EPERM;\n\tr = rr_proc_of(t);",
+     "\tr = rr_proc_of(t);", "rr_yield outside a thread crashes"),
+    ("rr-yield-fast", "others = r->r_p.p_ready.q_head != NULL;",
+     "others = 1;", "a yield with nothing else ready switches all the same"),
+    ("rr-yield-permit", "\tif (others)\n\t\trr_permits_add(t, 1);\n", "",
+     "a yield waits for a wake"),
+    ("rr-yield-block", "\trc = ustack_block();\n\tif (rc != 0)\t/* not "
+     "blocked: rr_next", "\trc = 0;\n\tif (rc != 0)\t/* not blocked: "
+     "rr_next", "a yield lets nothing run"),
+    ("rr-yield-undo", "\t\trr_permits_add_locked(r, t, -1);\n", "\t\t;\n",
+     "a failed yield leaves its wake, and a wait returns too soon"),
     # rr_wake_from, rr_wake
     ("rr-wake-local", "int local = here == &r->r_p, rc = 0;",
      "int local = here != NULL, rc = 0;",
