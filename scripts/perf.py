@@ -67,10 +67,17 @@ def check_exit(status, stderr, what=""):
                              else "exit %d" % status))
 
 
+# The programs found not built, named again at the end: their figures are
+# missing from a run that otherwise looks whole.
+MISSING = []
+
+
 def program(name):
     """BIN/name, or Failed if it was not built."""
     path = os.path.join(BIN, str(name))
     if not os.path.exists(path):
+        if name not in MISSING:
+            MISSING.append(name)
         raise Failed("not built: " + path)
     return path
 
@@ -508,6 +515,10 @@ def main():
                      extra_bytes, create, memory):
             part(args)
         sys.stdout.flush()
+        if MISSING:
+            print("perf: not built, so their figures are missing: %s "
+                  "(make bench builds each one whose toolchain is there)"
+                  % ", ".join(MISSING), file=sys.stderr)
     except KeyboardInterrupt:
         print("\nperf: interrupted", file=sys.stderr)
         return 130

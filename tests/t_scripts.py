@@ -1115,6 +1115,8 @@ def test_perf(tmp):
     out = p.stdout
     check(p.returncode == 0, "perf.py runs on programs that work",
           p.stderr)
+    check("not built" not in p.stderr, "with every program built, none is "
+          "said missing", p.stderr)
     check(out.startswith("Machine: %s, %d CPUs, "
                          % (cpu_model(), os.cpu_count())),
           "perf.py starts with the machine its figures come from", out)
@@ -1192,6 +1194,11 @@ def test_perf(tmp):
           "without the C++20 peer, ring -f and ring-lto still show "
           "messages/s",
           p.stdout + p.stderr)
+    check(p.stderr.endswith("perf: not built, so their figures are missing: "
+                             "ring-cpp (make bench builds each one whose "
+                             "toolchain is there)\n"),
+          "a program not built is named once more at the end, once",
+          p.stderr)
     check("skipped (--no-valgrind)" in p.stdout,
           "--no-valgrind skips the instruction counts", p.stdout)
     p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "1",
