@@ -3,7 +3,8 @@
  * before the yielder resumes, in turn; alone, it returns without a switch;
  * it takes no wake and loses none, kept before it or made during it;
  * threads woken from another processor run first too; from a deep stack
- * the saved copy comes back intact; outside a thread, -EPERM.
+ * the saved copy comes back intact; one too deep to save fails and leaves
+ * no wake; outside a thread, -EPERM.
  */
 #include "../ll.h"
 #include "../rr.h"
@@ -224,6 +225,51 @@ static void test_deep(void)
 	   "(%d, %s)", ops->so_name, deep_rc, trace);
 }
 
+/*
+ * A yield over 1 MiB down fails with -E2BIG, without yielding, and leaves
+ * no wake behind: F's wait then blocks until G wakes it.
+ */
+static int failed_rc;
+
+static int yield_too_deep(void)
+{
+	failed_rc = ops->so_yield();
+	return 0;
+}
+
+static void failing_yielder(void *arg)
+{
+	(void)arg;
+	if (tap_deep(1100, yield_too_deep) != 0)
+		yield_bad++;
+	note('F');
+	if (ops->so_wait() != 0)
+		yield_bad++;
+	note('f');
+}
+
+static void failed_waker(void *arg)
+{
+	note('G');
+	if (ops->so_wake(*(void **)arg) != 0)
+		yield_bad++;
+}
+
+static void test_failed(void)
+{
+	static void *f;
+
+	trace_reset();
+	failed_rc = 0;
+	require(ops->so_init(1, 2) == 0);
+	f = ops->so_spawn(failing_yielder, NULL, 0);
+	require(f != NULL && ops->so_spawn(failed_waker, &f, 0) != NULL);
+	require(ops->so_fini() == 0);
+	ok(failed_rc == -E2BIG && strcmp(trace, "FGf") == 0 && yield_bad == 0,
+	   "%s: a yield too deep to save: -E2BIG, not yielded, no wake left "
+	   "behind (%d, %s)", ops->so_name, failed_rc, trace);
+}
+
 /* The other scheduler's yield, from this one's thread: -EPERM. */
 static int foreign_rc;
 
@@ -254,6 +300,7 @@ static void tests(void)
 	test_own_wake_taken();
 	test_woken_elsewhere_first();
 	test_deep();
+	test_failed();
 	test_outside();
 	tap_watchdog_off();
 }
