@@ -144,11 +144,14 @@ static void test_default_limit(void)
  * the size to 16 passes INT_MAX: the block must fail with -E2BIG before
  * s_alloc. A thread is given a buffer said to hold len bytes (never
  * touched), with s_stack_max INT_MAX, and blocks from a signal handler on
- * an alternate stack FAR bytes below, so that its buffer must grow.
+ * an alternate stack FAR bytes below, so that its buffer must grow. It
+ * runs on a native thread whose stack tops a reservation of more than FAR
+ * bytes, so that the range down there is always the test's own.
  */
-enum { FAR = 1600000000, FAR_ALT = 64 << 10 };
+enum { FAR = 1600000000, FAR_ALT = 64 << 10, FAR_STACK = 256 << 10 };
 static char far_buf[16];
-static int far_rc, far_allocs, far_ran;
+static int far_rc, far_allocs;
+static uintptr_t far_lo, far_hi;	/* the reservation */
 
 static void *far_alloc(struct usched *s, int size)
 {
@@ -171,62 +174,76 @@ static void far_block(int sig)
 	far_rc = ustack_block();
 }
 
-/* On an alternate stack FAR bytes down, if that address range is free. */
+/* On an alternate stack FAR bytes down, in the reservation. */
 static void far_thread(void *arg)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t at = ((uintptr_t)&page - FAR) & ~(uintptr_t)(page - 1);
-	void *alt = mmap((void *)at, FAR_ALT, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-			 -1, 0);
-	stack_t ss = { .ss_sp = alt, .ss_size = FAR_ALT }, old_ss;
+	void *alt;
+	stack_t ss = { .ss_size = FAR_ALT }, old_ss;
 	struct sigaction sa = { .sa_handler = far_block,
 				.sa_flags = SA_ONSTACK }, old_sa;
 
 	(void)arg;
-	if (alt != (void *)at) {	/* taken, or an old kernel's hint */
-		if (alt != MAP_FAILED)
-			munmap(alt, FAR_ALT);
-		return;
-	}
-	far_ran = 1;
+	require(at >= far_lo && at + FAR_ALT <= far_hi);
+	alt = mmap((void *)at, FAR_ALT, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	require(alt == (void *)at);
+	ss.ss_sp = alt;
 	require(sigaltstack(&ss, &old_ss) == 0 &&
 		sigaction(SIGUSR1, &sa, &old_sa) == 0);
 	raise(SIGUSR1);
 	require(sigaction(SIGUSR1, &old_sa, NULL) == 0 &&
 		sigaltstack(&old_ss, NULL) == 0);
-	munmap(alt, FAR_ALT);
 }
 
-static int block_far(int len)
+static void *far_main(void *len)
 {
 	tsched_init(&ts);
 	ts.ts_s.s_alloc = far_alloc;
 	ts.ts_s.s_free = far_free;
 	ts.ts_s.s_stack_max = INT_MAX;
-	far_rc = 1;
-	far_allocs = far_ran = 0;
-	tsched_spawn_buf(&ts, far_thread, NULL, far_buf, len);
+	tsched_spawn_buf(&ts, far_thread, NULL, far_buf, (int)(intptr_t)len);
 	tsched_run(&ts);
-	return far_ran;
+	return NULL;
+}
+
+/* A thread with a len-byte buffer blocks FAR bytes down: far_rc. */
+static void block_far(int len)
+{
+	size_t size = (size_t)FAR + FAR_STACK + (1 << 20);
+	char *base = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			  MAP_NORESERVE, -1, 0);
+	char *stack = base + size - FAR_STACK;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	require(base != MAP_FAILED);
+	require(mprotect(stack, FAR_STACK, PROT_READ | PROT_WRITE) == 0);
+	far_lo = (uintptr_t)base;
+	far_hi = (uintptr_t)stack;
+	far_rc = 1;
+	far_allocs = 0;
+	require(pthread_attr_init(&attr) == 0 &&
+		pthread_attr_setstack(&attr, stack, FAR_STACK) == 0 &&
+		pthread_create(&th, &attr, far_main,
+			       (void *)(intptr_t)len) == 0 &&
+		pthread_join(th, NULL) == 0);
+	pthread_attr_destroy(&attr);
+	munmap(base, size);
 }
 
 static void test_near_int_max(void)
 {
-	int ran;
-
 	/* 1.5 times this is INT_MAX - 7, rounded to 16 past INT_MAX */
-	if (!block_far(1431655760)) {
-		ok(1, "# SKIP no free address range %d bytes below", FAR);
-		return;
-	}
+	block_far(1431655760);
 	ok(far_rc == -E2BIG && far_allocs == 0, "a buffer whose growth rounds "
 	   "past INT_MAX: -E2BIG (got %d), no s_alloc (%d)", far_rc,
 	   far_allocs);
 	/* 1.5 times this overflows an int */
-	ran = block_far(1500000000);
-	ok(ran && far_rc == -E2BIG && far_allocs == 0, "one whose growth by "
-	   "half overflows an int: -E2BIG (got %d), no s_alloc (%d)", far_rc,
+	block_far(1500000000);
+	ok(far_rc == -E2BIG && far_allocs == 0, "one whose growth by half "
+	   "overflows an int: -E2BIG (got %d), no s_alloc (%d)", far_rc,
 	   far_allocs);
 }
 
