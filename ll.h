@@ -48,9 +48,9 @@ struct ll_thread *ll_thread_init(void (*f)(void *), void *arg, int group);
  */
 int  ll_wait(void);
 /*
- * Lets the other threads ready on this processor (for ll, those woken from
- * elsewhere too) run first; 0 at once if there are none. Wakes are kept.
- * -errno as ll_wait, without yielding.
+ * Lets the other threads ready on this processor, those woken from other
+ * native threads too, run first; 0 at once if there are none. Wakes
+ * are kept. -errno as ll_wait, without yielding.
  */
 int  ll_yield(void);
 /*

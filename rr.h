@@ -45,9 +45,9 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg);
  */
 int  rr_wait(void);
 /*
- * Lets the other threads ready on this processor (for ll, those woken from
- * elsewhere too) run first; 0 at once if there are none. Wakes are kept.
- * -errno as rr_wait, without yielding.
+ * Lets the other threads ready on this processor, those woken from other
+ * native threads among them, run first; 0 at once if there are none. Wakes
+ * are kept. -errno as rr_wait, without yielding.
  */
 int  rr_yield(void);
 /*
