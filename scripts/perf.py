@@ -76,8 +76,8 @@ def program(name):
     """BIN/name, or Failed if it was not built."""
     path = os.path.join(BIN, str(name))
     if not os.path.exists(path):
-        if name not in MISSING:
-            MISSING.append(name)
+        if str(name) not in MISSING:
+            MISSING.append(str(name))
         raise Failed("not built: " + path)
     return path
 

@@ -214,11 +214,12 @@ static void block_far(int len)
 	size_t size = (size_t)FAR + FAR_STACK + (1 << 20);
 	char *base = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 			  MAP_NORESERVE, -1, 0);
-	char *stack = base + size - FAR_STACK;
+	char *stack;
 	pthread_attr_t attr;
 	pthread_t th;
 
 	require(base != MAP_FAILED);
+	stack = base + size - FAR_STACK;
 	require(mprotect(stack, FAR_STACK, PROT_READ | PROT_WRITE) == 0);
 	far_lo = (uintptr_t)base;
 	far_hi = (uintptr_t)stack;
