@@ -200,9 +200,26 @@ static void san_finish(struct usched *s, struct ustack *u)
 	s->s_san_dead = u->u_san;	/* destroyed once switched away */
 	u->u_san = NULL;
 }
+
+/* A blocked thread is never switched to again; in s_next after its
+ * block, its fiber is still the current one. */
+static void san_discard(struct usched *s, struct ustack *u)
+{
+	if (u->u_san == __tsan_get_current_fiber()) {
+		san_finish(s, u);
+		return;
+	}
+	__tsan_destroy_fiber(u->u_san);
+	u->u_san = NULL;
+}
 #else
 static inline void san_enter(struct usched *s) { (void)s; }
 static inline void san_finish(struct usched *s, struct ustack *u)
+{
+	(void)s;
+	(void)u;
+}
+static inline void san_discard(struct usched *s, struct ustack *u)
 {
 	(void)s;
 	(void)u;
@@ -395,15 +412,10 @@ static inline SWITCHING struct uarch_to usched_pick(struct usched *s)
 	return usched_to(u->u_ctx, u->u_used);
 }
 
-static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
+/* u is over, as finished or discarded: its buffer goes back, s_done learns. */
+static void usched_put_away(struct usched *s, struct ustack *u)
 {
-	struct usched *s = u->u_sched;
-	struct uarch_to to;
-
 	u->u_state = US_DONE;
-	san_finish(s, u);
-	s->s_self = NULL;	/* call-backs run outside every thread */
-	s->s_blocked = NULL;
 	if (u->u_stack != NULL) {
 		s->s_free(s, u->u_stack, u->u_len);
 		u->u_stack = NULL;
@@ -411,6 +423,17 @@ static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
 	}
 	if (s->s_done != NULL)
 		s->s_done(s, u);
+}
+
+static SWITCHING __attribute__((noreturn)) void usched_finish(struct ustack *u)
+{
+	struct usched *s = u->u_sched;
+	struct uarch_to to;
+
+	san_finish(s, u);
+	s->s_self = NULL;	/* call-backs run outside every thread */
+	s->s_blocked = NULL;
+	usched_put_away(s, u);
 	to = usched_pick(s);
 	uarch_resume(s->s_bottom, to.to_ctx, to.to_len, UARCH_FPCTL_NONE);
 }
@@ -560,6 +583,36 @@ void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 	u->u_state = US_NEW;
 	u->u_f = f;
 	u->u_arg = arg;
+}
+
+void ustack_discard(struct ustack *u)
+{
+	struct usched *s;
+	struct ustack *self;
+
+	if (u == NULL || u->u_state < US_NEW || u->u_state > US_DONE)
+		usched_panic("ustack_discard(): %p is not set up by "
+			     "ustack_init()", (void *)u);
+	if (u->u_state == US_DONE)
+		return;
+	if (u->u_state == US_RUNNING)
+		usched_panic("ustack_discard(): thread %p is running (it may "
+			     "end itself with ustack_abort())", (void *)u);
+	s = u->u_sched;
+	if (__atomic_load_n(&s->s_running, __ATOMIC_ACQUIRE) &&
+	    usched_here != s)
+		usched_panic("ustack_discard(): the dispatcher of thread %p "
+			     "runs on another native thread", (void *)u);
+	if (u->u_state == US_BLOCKED) {
+		san_discard(s, u);
+		s->s_nr_blocked--;
+		if (s->s_blocked == u)	/* from s_next */
+			s->s_blocked = NULL;
+	}
+	self = s->s_self;	/* a thread of s, discarding */
+	s->s_self = NULL;
+	usched_put_away(s, u);
+	s->s_self = self;
 }
 
 struct ustack *ustack_self(void)

@@ -67,8 +67,8 @@ struct usched {
 	void          *(*s_alloc)(struct usched *s, int size);
 	/* Give back a buffer s_alloc returned (or one passed to ustack_init). */
 	void           (*s_free)(struct usched *s, void *buf, int size);
-	/* Optional: a thread finished; its buffer was already given back
-	 * (u_stack is NULL, u_len 0). */
+	/* Optional: a thread finished, or was discarded; its buffer was
+	 * already given back (u_stack is NULL, u_len 0). */
 	void           (*s_done)(struct usched *s, struct ustack *u);
 	/* Optional: limit on a blocked thread's stack, 0 for the default
 	 * (negative stops usched_run with a message); checked when a buffer
@@ -127,7 +127,7 @@ struct ustack {
  * Runs threads until s_next returns NULL. Threads still blocked then hold
  * addresses of this stack: only a later run called from the same place
  * (native thread and stack depth) may resume them; a run from elsewhere
- * stops the program with a message.
+ * stops the program with a message, unless they were discarded.
  */
 void usched_run(struct usched *s);
 /* The thread s is running, or NULL; for schedulers that know s already. */
@@ -145,7 +145,8 @@ static inline struct ustack *usched_blocked(const struct usched *s)
 }
 /*
  * Sets up u to run f(arg) with buffer stack of len bytes (or NULL). u must
- * not be blocked: its saved stack would be lost, not freed.
+ * not be blocked: its saved stack would be lost, not freed (discard it
+ * first).
  */
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len);
@@ -158,6 +159,16 @@ int  ustack_block(void);
 /* Ends the running thread, as returning from f does; outside one, stops
  * the program. */
 void ustack_abort(void) __attribute__((noreturn));
+/*
+ * Ends u, blocked or never run, without running it again: its buffer goes
+ * back through s_free, s_done is called as for a thread that finishes, and
+ * a blocked u no longer counts as blocked (see usched_run). Nothing of its
+ * stack runs: what its frames held, memory or locks, is for the caller to
+ * release. A finished u is left as it is. Stops the program if u runs, or
+ * if its dispatcher runs on another native thread; on this one, any of its
+ * threads or call-backs may discard (s_next its usched_blocked() too).
+ */
+void ustack_discard(struct ustack *u);
 /* The running thread of this native thread's dispatcher, or NULL. */
 struct ustack *ustack_self(void);
 

@@ -277,6 +277,54 @@ static void init_without_dispatcher(void *arg)
 	ustack_init(&once_u, NULL, block_once, NULL, NULL, 0);
 }
 
+static void discard_self(void *arg)
+{
+	(void)arg;
+	ustack_discard(ustack_self());
+}
+
+static void discard_running(void *arg)
+{
+	(void)arg;
+	spawn_and_run(discard_self);
+}
+
+static void discard_null(void *arg)
+{
+	(void)arg;
+	ustack_discard(NULL);
+}
+
+static void discard_zeroed(void *arg)
+{
+	static struct ustack u;
+
+	(void)arg;
+	ustack_discard(&u);
+}
+
+static void discard_garbage(void *arg)
+{
+	static struct ustack u;
+
+	(void)arg;
+	memset(&u, 0x55, sizeof u);
+	ustack_discard(&u);
+}
+
+/* A thread discarded while blocked, then returned by s_next. */
+static void resume_discarded(void *arg)
+{
+	struct usched *s = once_setup(plain_alloc, plain_free);
+
+	(void)arg;
+	once_calls = 1;		/* the first run starts it, then ends */
+	usched_run(s);
+	ustack_discard(&once_u);
+	once_calls = 1;		/* the second run would resume it */
+	usched_run(s);
+}
+
 static void run_without_dispatcher(void *arg)
 {
 	(void)arg;
@@ -341,6 +389,26 @@ static void run_twice(void *arg)
 	usched_run(&s);
 }
 
+/* Another native thread's run holds once_u blocked, from inside s_next. */
+static struct ustack *hold_next(struct usched *s)
+{
+	return once_calls++ == 0 ? &once_u : stuck_next(s);
+}
+
+static void discard_elsewhere(void *arg)
+{
+	struct usched *s = once_setup(plain_alloc, plain_free);
+	pthread_t t;
+
+	(void)arg;
+	s->s_next = hold_next;
+	once_calls = 0;
+	pthread_create(&t, NULL, runner, s);
+	while (!inside)
+		usleep(1000);
+	ustack_discard(&once_u);
+}
+
 static const struct {
 	void      (*m_f)(void *);
 	const char *m_expect;
@@ -386,6 +454,18 @@ static const struct {
 	{ init_without_thread, "u is NULL", "ustack_init without a thread" },
 	{ init_without_dispatcher, "s is NULL",
 	  "ustack_init without a dispatcher" },
+	{ discard_running, "is running (it may end itself",
+	  "discarding the running thread" },
+	{ discard_null, "ustack_discard(): (nil) is not set up",
+	  "discarding NULL" },
+	{ discard_zeroed, "is not set up by ustack_init",
+	  "discarding a zeroed thread" },
+	{ discard_garbage, "is not set up by ustack_init",
+	  "discarding a thread full of garbage" },
+	{ discard_elsewhere, "runs on another native thread",
+	  "discarding a thread another native thread's run holds" },
+	{ resume_discarded, "which has finished",
+	  "s_next returning a discarded thread" },
 	{ run_without_dispatcher, "usched: usched_run(): s is NULL",
 	  "usched_run without one, said with the library's prefix" },
 };
