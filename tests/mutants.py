@@ -35,7 +35,7 @@ import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The dispatcher's tests; t_sched and the rest test the schedulers.
-TESTS = ["t_basic", "t_regs", "t_fpenv", "t_stack", "t_errors", "t_signal",
+TESTS = ["t_basic", "t_discard", "t_regs", "t_fpenv", "t_stack", "t_errors", "t_signal",
          "t_misuse", "t_faults", "t_bufs", "t_wake_block", "t_million",
          "t_model", "t_examples"]
 # The schedulers' tests that kill their mutants, in the order that kills
@@ -103,6 +103,10 @@ USCHED_C = [
      "if (u != NULL)", "a resumed thread gets a new fiber"),
     ("tsan-leak-fiber", "\t\t__tsan_destroy_fiber(s->s_san_dead);\n", "",
      "a finished thread's fiber is never destroyed"),
+    ("tsan-discard-current", "\t\tsan_finish(s, u);\n\t\treturn;\n", "",
+     "s_next destroys the fiber of the thread that blocked, still current"),
+    ("tsan-discard-leak", "\t__tsan_destroy_fiber(u->u_san);\n", "",
+     "a discarded thread's fiber is never destroyed"),
     ("tsan-dead-kept", "\t\ts->s_san_dead = NULL;\n", "",
      "a finished thread's fiber is destroyed again at every switch"),
     # ASan's shadow
@@ -128,10 +132,10 @@ USCHED_C = [
      ": USCHED_STACK_MAX_DEFAULT + 4096;",
      "the default limit is 4 KiB over 1 MiB"),
     # usched_start
-    ("start-state-low", "u->u_state < US_NEW || u->u_state > US_DONE",
-     "u->u_state > US_DONE", "a zeroed thread is not refused"),
-    ("start-state-high", "u->u_state < US_NEW || u->u_state > US_DONE",
-     "u->u_state < US_NEW", "a state past the last is not refused"),
+    ("start-state-low", "if (u->u_state < US_NEW || u->u_state > US_DONE)",
+     "if (u->u_state > US_DONE)", "a zeroed thread is not refused"),
+    ("start-state-high", "if (u->u_state < US_NEW || u->u_state > US_DONE)",
+     "if (u->u_state < US_NEW)", "a state past the last is not refused"),
     ("start-foreign", "\tif (u->u_sched != s)\n", "\tif (0)\n",
      "another dispatcher's new thread starts"),
     ("start-used", "\t\tu->u_used = 0;\n", "",
@@ -154,7 +158,8 @@ USCHED_C = [
      "another dispatcher's blocked thread resumes"),
     ("pick-self", "\ts->s_self = u;\n\ts->s_nr_blocked--;\n",
      "\ts->s_nr_blocked--;\n", "a resumed thread is not the running one"),
-    ("pick-count", "\ts->s_nr_blocked--;\n", "",
+    ("pick-count", "\ts->s_self = u;\n\ts->s_nr_blocked--;\n",
+     "\ts->s_self = u;\n",
      "resumed threads still count as blocked"),
     ("pick-san", "\tsan_switch(s, u);\n\tu->u_state = US_RUNNING;\n",
      "\tu->u_state = US_RUNNING;\n",
@@ -164,12 +169,14 @@ USCHED_C = [
     # usched_finish
     ("finish-done-state", "\tu->u_state = US_DONE;\n", "",
      "a finished thread passes for a running one"),
-    ("finish-san", "\tsan_finish(s, u);\n", "\t(void)san_finish;\n",
+    ("finish-san", "\tsan_finish(s, u);\n\ts->s_self = NULL;",
+     "\t(void)san_finish;\n\ts->s_self = NULL;",
      "a finished thread's fiber is never destroyed"),
     ("finish-self", "\ts->s_self = NULL;\t/* call-backs run outside every "
      "thread */\n", "", "s_free and s_done run as the finished thread"),
-    ("finish-blocked", "\ts->s_blocked = NULL;\n\tif (u->u_stack", "\tif "
-     "(u->u_stack", "s_next after an end sees the last thread that blocked"),
+    ("finish-blocked", "\ts->s_blocked = NULL;\n\tusched_put_away(s, u);",
+     "\tusched_put_away(s, u);",
+     "s_next after an end sees the last thread that blocked"),
     ("finish-free", "\t\ts->s_free(s, u->u_stack, u->u_len);\n"
      "\t\tu->u_stack = NULL;\n", "\t\tu->u_stack = NULL;\n",
      "a finished thread's buffer leaks"),
@@ -303,6 +310,35 @@ USCHED_C = [
      "a NULL function is not refused"),
     ("init-state", "\tu->u_state = US_NEW;\n", "",
      "a thread set up again keeps its old state"),
+    # ustack_discard
+    ("discard-null", "if (u == NULL || u->u_state < US_NEW ||",
+     "if (u->u_state < US_NEW ||", "discarding NULL crashes with no message"),
+    ("discard-zeroed", "if (u == NULL || u->u_state < US_NEW ||",
+     "if (u == NULL ||", "a zeroed thread is discarded"),
+    ("discard-garbage", "US_NEW || u->u_state > US_DONE)\n\t\tusched_panic("
+     "\"ustack_discard", "US_NEW)\n\t\tusched_panic(\"ustack_discard",
+     "a thread in a state past the last is discarded"),
+    ("discard-done", "\tif (u->u_state == US_DONE)\n\t\treturn;\n", "",
+     "a finished thread is put away again"),
+    ("discard-running", "\tif (u->u_state == US_RUNNING)\n\t\tusched_panic("
+     "\"ustack_discard", "\tif (0)\n\t\tusched_panic(\"ustack_discard",
+     "the running thread is discarded"),
+    ("discard-elsewhere", "\t    usched_here != s)\n", "\t    0)\n",
+     "a thread is discarded while another native thread runs it"),
+    ("discard-blocked", "\tif (u->u_state == US_BLOCKED) {\n",
+     "\tif (0) {\n", "a blocked thread is discarded as a new one would be"),
+    ("discard-san", "\t\tsan_discard(s, u);\n", "\t\t(void)san_discard;\n",
+     "a discarded thread's fiber is never destroyed"),
+    ("discard-count", "\t\ts->s_nr_blocked--;\n", "",
+     "a discarded thread still counts as blocked"),
+    ("discard-next", "\t\tif (s->s_blocked == u)\t/* from s_next */\n"
+     "\t\t\ts->s_blocked = NULL;\n", "",
+     "usched_blocked() still names a thread s_next discarded"),
+    ("discard-outside", "\t/* a thread of s, discarding */\n\ts->s_self = "
+     "NULL;\n", "\t/* a thread of s, discarding */\n",
+     "s_free and s_done run as the discarding thread"),
+    ("discard-self", "\ts->s_self = self;\n", "",
+     "the discarding thread is no longer the running one"),
     # ustack_self, ustack_block, ustack_abort
     ("self-outside", "return s != NULL ? s->s_self : NULL;",
      "return s->s_self;", "ustack_self() outside a dispatcher crashes"),
@@ -601,6 +637,8 @@ RUN_IN = {
     "tsan-new-fiber": "tsan",
     "tsan-leak-fiber": "tsan",
     "tsan-dead-kept": "tsan",
+    "tsan-discard-current": "tsan",
+    "tsan-discard-leak": "tsan",
     "asan-extra": "asan",
     "asan-save-shadow": "asan",
     "asan-unpoison": "asan",
@@ -609,6 +647,7 @@ RUN_IN = {
     "pick-home-san": "tsan",
     "pick-san": "tsan",
     "finish-san": "tsan",
+    "discard-san": "tsan",
     # x86-64's saved state is never 0 (MXCSR has bits set): it is loaded
     # all the same. aarch64's default FPCR is 0.
     "finish-fpctl": "aarch64",
