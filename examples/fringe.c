@@ -3,7 +3,7 @@
  * order, whatever their shapes? Each tree is walked by a generator, a
  * usched thread that hands over one leaf at a time and keeps its place in
  * the recursion while blocked; a third thread compares. Once the answer is
- * known, unfinished generators are stopped with ustack_abort().
+ * known, unfinished generators are discarded where they wait.
  *
  * usage: fringe TREE TREE     where TREE is a number or ( TREE... )
  * prints "same" (exit 0) or "different" (exit 1); bad input exits 2; a
@@ -28,7 +28,6 @@ struct gen {
 	struct node  *g_tree;
 	long          g_leaf;
 	int           g_end;	/* no more leaves */
-	int           g_stop;	/* asked to stop early */
 };
 
 static struct ustack *next_thread;
@@ -77,10 +76,6 @@ static void walk(struct gen *g, struct node *n)
 	if (n->n_is_leaf) {
 		g->g_leaf = n->n_leaf;
 		transfer(&comparator);
-		if (g->g_stop) {
-			next_thread = &comparator;
-			ustack_abort();
-		}
 		return;
 	}
 	for (struct node *k = n->n_kids; k != NULL; k = k->n_next)
@@ -105,12 +100,10 @@ static void compare(void *arg)
 		same = gens[0].g_end == gens[1].g_end &&
 		       (gens[0].g_end || gens[0].g_leaf == gens[1].g_leaf);
 	} while (same && !gens[0].g_end);
-	for (int i = 0; i < 2; i++) {
-		if (!gens[i].g_end) {
-			gens[i].g_stop = 1;
-			transfer(&gens[i].g_u);
-		}
-	}
+	/* Their frames hold only their place in the walk; a finished one
+	 * is left as it is. */
+	for (int i = 0; i < 2; i++)
+		ustack_discard(&gens[i].g_u);
 }
 
 static struct node *parse(const char **s);
