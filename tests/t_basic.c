@@ -80,17 +80,6 @@ static void wait_with_local(void *arg)
 	*state = tsched_wait() == 0 && *where == 42 ? 2 : -1;
 }
 
-/* Runs ts one frame of 1 KiB further down the stack. */
-static __attribute__((noinline)) void run_deeper(struct tsched *ts)
-{
-	volatile char frame[1024];
-
-	fill_bytes(frame, sizeof frame, 1);
-	tsched_run(ts);
-	if (!bytes_intact(frame, sizeof frame, 1))
-		abort();
-}
-
 /*
  * A run that ends with threads blocked, then one that resumes them; once
  * none is blocked, a run from elsewhere is fine.
@@ -117,7 +106,7 @@ static void test_later_run(void)
 	   "a later run from the same place resumes them intact");
 	ran = 0;
 	tsched_spawn(&ts, block_n, (void *)1L);
-	run_deeper(&ts);	/* stops the program if any counts as blocked */
+	tsched_run_deeper(&ts.ts_s);	/* stops the program if any counts as blocked */
 	ok(ran == 1 && ts.ts_done == 3,
 	   "with none blocked, a run from deeper down runs new threads");
 }

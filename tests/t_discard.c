@@ -35,17 +35,6 @@ static void watch_free(struct tsched *ts)
 	ts->ts_s.s_free = free_watched;
 }
 
-/* Runs ts from a deeper frame than the caller's run. */
-static __attribute__((noinline)) void run_deeper(struct tsched *ts)
-{
-	volatile char frame[512];
-
-	fill_bytes(frame, sizeof frame, 3);
-	tsched_run(ts);
-	if (!bytes_intact(frame, sizeof frame, 3))
-		abort();
-}
-
 static void test_after_run(void)
 {
 	struct tsched ts;
@@ -63,7 +52,7 @@ static void test_after_run(void)
 	ok(state == 1, "its stack did not run again");
 	/* Else the blocked thread would stop a run from another depth. */
 	t = tsched_spawn(&ts, sleep_forever, &other);
-	run_deeper(&ts);
+	tsched_run_deeper(&ts.ts_s);
 	ok(other == 1, "a run from another depth is allowed once it is "
 	   "discarded");
 	ustack_discard(&t->t_s.t_u);

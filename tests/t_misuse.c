@@ -229,17 +229,6 @@ static void resume_foreign_blocked(void *arg)
 	run_returning(&once_u, 0, NULL);
 }
 
-/* Its thread is left blocked: the run ends after one call of s_next. */
-static __attribute__((noinline)) void run_deeper(struct usched *s)
-{
-	char frame[256];
-
-	fill_bytes(frame, sizeof frame, 1);	/* used whole: not shrunk */
-	usched_run(s);
-	if (!bytes_intact(frame, sizeof frame, 1))
-		abort();
-}
-
 static void rerun_elsewhere(void *arg)
 {
 	struct usched *s = once_setup(plain_alloc, plain_free);
@@ -248,7 +237,7 @@ static void rerun_elsewhere(void *arg)
 	once_calls = 1;		/* the first run starts it, then ends */
 	usched_run(s);
 	once_calls = 1;		/* the second run would resume it */
-	run_deeper(s);
+	tsched_run_deeper(s);
 }
 
 static void init_without_function(void *arg)

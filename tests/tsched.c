@@ -169,6 +169,16 @@ void tsched_run(struct tsched *ts)
 	usched_run(&ts->ts_s);
 }
 
+__attribute__((noinline)) void tsched_run_deeper(struct usched *s)
+{
+	volatile char frame[1024];
+
+	fill_bytes(frame, sizeof frame, 1);	/* used whole: not shrunk */
+	usched_run(s);
+	if (!bytes_intact(frame, sizeof frame, 1))
+		abort();
+}
+
 int tsched_stats_sum(const struct sched_ops *ops, struct sched_stats *sum,
 		     int n)
 {

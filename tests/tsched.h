@@ -41,6 +41,9 @@ void tsched_wake(struct tthread *t);
 /* Lets every other ready thread run once. */
 int tsched_yield(void);
 void tsched_run(struct tsched *ts);
+/* usched_run(s) from a frame of 1 KiB further down the stack than a call
+ * here would make it. */
+void tsched_run_deeper(struct usched *s);
 struct tthread *tsched_self(void);
 
 /*
