@@ -412,8 +412,12 @@ static inline SWITCHING struct uarch_to usched_pick(struct usched *s)
 	return usched_to(u->u_ctx, u->u_used);
 }
 
-/* u is over, as finished or discarded: its buffer goes back, s_done learns. */
-static void usched_put_away(struct usched *s, struct ustack *u)
+/*
+ * u is over, as finished or discarded: its buffer goes back, s_done learns.
+ * SWITCHING as usched_finish is: clang inlines it there only then.
+ */
+static inline SWITCHING void usched_put_away(struct usched *s,
+					      struct ustack *u)
 {
 	u->u_state = US_DONE;
 	if (u->u_stack != NULL) {
