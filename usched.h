@@ -164,9 +164,11 @@ void ustack_abort(void) __attribute__((noreturn));
  * back through s_free, s_done is called as for a thread that finishes, and
  * a blocked u no longer counts as blocked (see usched_run). Nothing of its
  * stack runs: what its frames held, memory or locks, is for the caller to
- * release. A finished u is left as it is. Stops the program if u runs, or
- * if its dispatcher runs on another native thread; on this one, any of its
- * threads or call-backs may discard (s_next its usched_blocked() too).
+ * release. s_next must not return u afterwards (so no thread of rr or ll,
+ * which may have it queued). A finished u is left as it is. Stops the
+ * program if u runs, or if its dispatcher runs on another native thread;
+ * on this one, any of its threads or call-backs may discard (s_next its
+ * usched_blocked() too).
  */
 void ustack_discard(struct ustack *u);
 /* The running thread of this native thread's dispatcher, or NULL. */
