@@ -35,9 +35,9 @@ import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The dispatcher's tests; t_sched and the rest test the schedulers.
-TESTS = ["t_basic", "t_discard", "t_regs", "t_fpenv", "t_stack", "t_errors", "t_signal",
-         "t_misuse", "t_faults", "t_bufs", "t_wake_block", "t_million",
-         "t_model", "t_examples"]
+TESTS = ["t_basic", "t_discard", "t_regs", "t_fpenv", "t_stack", "t_errors",
+         "t_signal", "t_misuse", "t_faults", "t_bufs", "t_wake_block",
+         "t_million", "t_model", "t_examples"]
 # The schedulers' tests that kill their mutants, in the order that kills
 # them soonest, and their USCHED_TEST_THREADS: as under a sanitizer, which
 # takes t_sched and t_model a fifth of the time of 200000.

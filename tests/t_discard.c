@@ -107,7 +107,8 @@ static struct ustack *next_discarding(struct usched *s)
 {
 	struct ustack *u = usched_blocked(s);
 
-	if (u != NULL && u == &victim->t_s.t_u) {
+	if (victim != NULL && u == &victim->t_s.t_u) {
+		victim = NULL;	/* freed by s_done */
 		ustack_discard(u);
 		next_saw_null = usched_blocked(s) == NULL;
 	}
