@@ -33,11 +33,6 @@ sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import sweep  # noqa: E402  (labels, machine details)
 
 ROOT = sweep.ROOT
-# Bounds of a point's numbers that keep every figure finite, and the
-# threads (N*R) within what numpy's integers and the plots take; the times'
-# are sweep.py's, which records no other.
-MAX_THREADS = 1 << 32
-MAX_M = 1 << 40
 
 
 def load_results(results):
@@ -84,12 +79,15 @@ def point_error(pt):
     if pt.get("status") not in ("ok", "failed"):
         return (f"field 'status': want \"ok\" or \"failed\", got "
                 f"{json.dumps(pt.get('status'))}")
-    for k, most in (("n", MAX_THREADS), ("r", MAX_THREADS), ("m", MAX_M)):
+    # sweep.py's bounds, which it records no point beyond.
+    for k, most in (("n", sweep.MAX_THREADS), ("r", sweep.MAX_THREADS),
+                    ("m", sweep.MAX_M)):
         if type(pt.get(k)) is not int or not 1 <= pt[k] <= most:
             return (f"field '{k}': want an integer from 1 to {most}, got "
                     f"{json.dumps(pt.get(k))[:60]}")
-    if pt["n"] * pt["r"] > MAX_THREADS:
-        return f"fields 'n' and 'r': N*R is more than {MAX_THREADS} threads"
+    if pt["n"] * pt["r"] > sweep.MAX_THREADS:
+        return ("fields 'n' and 'r': N*R is more than "
+                f"{sweep.MAX_THREADS} threads")
     secs = pt.get("seconds", [])
     if not isinstance(secs, list) or not all(
             type(x) in (int, float)

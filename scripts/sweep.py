@@ -48,8 +48,12 @@ from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL = 0  # P value meaning "every CPU this process may run on"
-# The times a point may record, which keep every figure of graph.py finite.
+# The times a point may record, which keep every figure of graph.py finite,
+# and the threads (N*R) and M within what numpy's integers and the plots
+# take: a sweep asks for no point graph.py would refuse.
 MIN_SECONDS, MAX_SECONDS = 1e-9, 1e9
+MAX_THREADS = 1 << 32
+MAX_M = 1 << 40
 
 
 @dataclass(frozen=True)
@@ -487,7 +491,7 @@ def positive_float(s):
     return v
 
 
-def int_at_least(low):
+def int_at_least(low, high=None):
     def conv(s):
         try:
             v = int(s)
@@ -495,12 +499,14 @@ def int_at_least(low):
             raise argparse.ArgumentTypeError(f"not an integer: {s!r}")
         if v < low:
             raise argparse.ArgumentTypeError(f"must be >= {low}: {s!r}")
+        if high is not None and v > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high}: {s!r}")
         return v
     return conv
 
 
-def int_list(low):
-    conv = int_at_least(low)
+def int_list(low, high=None):
+    conv = int_at_least(low, high)
 
     def parse(s):
         vals = tuple(conv(x) for x in s.split(","))
@@ -529,9 +535,9 @@ def parse_args(argv):
                     help="quick (default, a few minutes) or full (whole grid)")
     ap.add_argument("--only", type=label_list, metavar="LABEL,...",
                     help="run only these implementations")
-    ap.add_argument("--ns", type=int_list(2), metavar="N,...",
+    ap.add_argument("--ns", type=int_list(2, MAX_THREADS), metavar="N,...",
                     help="override the profile's N values")
-    ap.add_argument("--rs", type=int_list(1), metavar="R,...",
+    ap.add_argument("--rs", type=int_list(1, MAX_THREADS), metavar="R,...",
                     help="override the profile's R values")
     ap.add_argument("--runs", type=int_at_least(1),
                     help="timed runs per point (quick 3, full 5)")
@@ -562,6 +568,9 @@ def parse_args(argv):
         ROOT, "report", "results-" + opts.profile)
     opts.ns = opts.ns or prof.ns
     opts.rs = opts.rs or prof.rs
+    if max(opts.ns) * max(opts.rs) > MAX_THREADS:
+        ap.error(f"N*R = {max(opts.ns)}*{max(opts.rs)} is more than "
+                 f"{MAX_THREADS} threads")
     opts.messages = prof.messages
     opts.runs = opts.runs or prof.runs
     opts.timeout = opts.timeout or prof.timeout

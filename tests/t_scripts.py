@@ -629,6 +629,11 @@ def test_dry_run(tmp):
             "--results", res)
     check({r[0] for r in dry_points(p.stdout)} == {"GO", "BOOST"},
           "--only restricts the implementations", p.stdout)
+    p = run(SWEEP, "--dry-run", "--bin", bindir, "--only", "GO", "--ns",
+            "2", "--rs", "2147483648", "--results", res)
+    check(p.returncode == 0 and len(dry_points(p.stdout)) == 1,
+          "N*R of 2^32 threads, the most graph.py takes, is a point",
+          p.stdout + p.stderr)
     rc, err = closed_pipe("--dry-run", "--profile", "full", "--bin", bindir,
                           "--results", res)
     check(rc == 1 and "Traceback" not in err
@@ -939,6 +944,8 @@ BAD = [
     (SWEEP, "--only", "NOPE"), (SWEEP, "--only", ""), (SWEEP, "--runs", "0"),
     (SWEEP, "--warmup", "-1"), (SWEEP, "--ns", "1"), (SWEEP, "--rs", "2,x"),
     (SWEEP, "--bogus"), (SWEEP, "extra"), (GRAPH, "--bogus"), (GRAPH, "x"),
+    # graph.py would refuse such points: the sweep does not measure them.
+    (SWEEP, "--rs", "4294967297"), (SWEEP, "--ns", "65536", "--rs", "65537"),
     (PERF, "--runs", "0"), (PERF, "--rs", "2,x"), (PERF, "--rs", "0"),
 ]
 
