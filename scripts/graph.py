@@ -153,10 +153,11 @@ def table(points):
     return "\n".join(lines)
 
 
-MARKERS = "os^vD<>phX*P8dH"
+# One of each per implementation of sweep.py's table.
+MARKERS = "os^vD<>phX*P8dHx"
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
           "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan",
-          "black", "goldenrod", "teal", "navy", "maroon")
+          "black", "goldenrod", "teal", "navy", "maroon", "magenta")
 
 
 def styles(points):

@@ -24,6 +24,7 @@ GRAPH = os.path.join(ROOT, "scripts", "graph.py")
 PERF = os.path.join(ROOT, "scripts", "perf.py")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))  # to import them
 from sweep import cpu_model  # noqa: E402  (sweep() below is a helper)
+import graph  # noqa: E402
 BINARIES = ("ring", "ring-pthread", "ring-go", "ring-async-std",
             "ring-tokio", "ring-cpp", "ring-cpp-pool", "ring-boost")
 NCPU = len(os.sched_getaffinity(0))
@@ -489,6 +490,12 @@ def test_graph_legends(tmp):
     check(len(go[2]) == 1 and go[2] == go[8],
           "an implementation has the same colour and marker in every plot",
           go)
+    st, labels = graph.styles([]), graph.sweep.LABELS
+    marks = {st[label]["marker"] for label in labels}
+    colours = {st[label]["color"] for label in labels}
+    check(len(marks) == len(colours) == len(labels),
+          "each of sweep.py's implementations has a marker and a colour of "
+          "its own", st)
 
 
 def test_graph_runs(tmp):
