@@ -248,6 +248,14 @@ if built ring-go; then
 	[ $? = 1 ] && grep -q "but ulimit -v allows 3906 MiB" "$err"
 	ok $? "ring-go over ulimit -v: refused at once, naming the limit"
 fi
+# Rust aborts on a failed allocation: its peers check the limit too.
+for p in ring-tokio ring-async-std; do
+	built $p || continue
+	(ulimit -v 400000; exec timeout 120 "$bin/$p" 2 200000 2 0 1) \
+		>/dev/null 2>"$err"
+	[ $? = 1 ] && grep -q "but ulimit -v allows 391 MiB" "$err"
+	ok $? "$p over ulimit -v: refused at once, naming the limit"
+done
 built ring-tokio && expect 0 ring-tokio 5 20 100 0 2
 built ring-cpp-pool && expect 0 ring-cpp-pool 5 20 100 0 3
 for p in ring-cpp ring-cpp-pool ring-async-std ring-tokio; do

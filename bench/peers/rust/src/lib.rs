@@ -189,10 +189,11 @@ impl Ring {
         ExitCode::SUCCESS
     }
 
-    /// Refuses a run estimated to need more memory than is available: a
-    /// Rust program out of memory aborts, or the kernel kills it, with no
-    /// useful message, so say so up front instead. A member (task, channel,
-    /// join handle) measured about 1.5 KiB with all of them alive.
+    /// Refuses a run estimated to need more memory than is available, or
+    /// than `ulimit -v` allows: a Rust program out of memory aborts, or
+    /// the kernel kills it, with no useful message, so say so up front
+    /// instead. A member (task, channel, join handle) measured about
+    /// 1.5 KiB with all of them alive.
     fn check_memory(&self, prog: &str) -> Result<(), ExitCode> {
         check_memory(prog, self.members() as f64 * 2048.0)
     }
@@ -208,7 +209,23 @@ pub fn uint(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("{s:?} does not fit in 64 bits"))
 }
 
+/// The soft limit of `ulimit -v` in bytes, as `/proc/self/limits` gives it
+/// (no libc crate here); None if unlimited or not known.
+fn address_space_limit() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = s.lines().find(|l| l.starts_with("Max address space"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
 fn check_memory(prog: &str, need: f64) -> Result<(), ExitCode> {
+    if let Some(limit) = address_space_limit().filter(|&l| need > l) {
+        complain(format_args!(
+            "{prog}: needs about {:.0} MiB of memory but ulimit -v allows {:.0} MiB",
+            need / 1048576.0,
+            limit / 1048576.0
+        ));
+        return Err(ExitCode::from(EXIT_FAIL));
+    }
     let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
         let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
         let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
