@@ -107,6 +107,8 @@ static __thread struct usched *usched_here
  *	registers, a struct uarch_to: an error (to_len < 0: return to_len; no
  *	register has changed), or the context to switch to and the size of
  *	its stack, which goes below bottom (NULL: sp), as uarch_resume does.
+ *	Across fn it keeps the FP control state it stored, not ctx: fn may
+ *	discard ctx's thread, and s_done free its struct.
  *	Returning the target to the assembly that saved the context, rather
  *	than jumping from deep inside fn, keeps calls and returns paired, so
  *	the CPU predicts the returns of the resumed thread; in registers, it
@@ -690,7 +692,8 @@ __asm__(
 	"subq $24, %rsp\n"
 	".cfi_adjust_cfa_offset 24\n"
 	"movq %rdx, 0(%rsp)\n"		/* kept across fn: the bottom, */
-	"movq %rdi, 8(%rsp)\n"		/* ctx */
+	"movq 48(%rdi), %rcx\n"
+	"movq %rcx, 8(%rsp)\n"		/* and the FP control in force */
 	"movq %rsi, %r9\n"
 	"movq %r8, %rdi\n"
 	"movq %rax, %rsi\n"
@@ -698,7 +701,6 @@ __asm__(
 	"testq %rdx, %rdx\n"
 	"js 1f\n"
 	"movq 8(%rsp), %rcx\n"
-	"movq 48(%rcx), %rcx\n"		/* the FP control in force */
 	"movq %rax, %rsi\n"
 	"movq 0(%rsp), %rdi\n"
 	"jmp uarch_resume\n"
@@ -810,14 +812,13 @@ __asm__(
 	".cfi_def_cfa_offset 32\n"
 	".cfi_offset x29, -32\n"
 	".cfi_offset x30, -24\n"
-	"stp x2, x0, [sp, #16]\n"		/* bottom and ctx, kept */
+	"stp x2, x9, [sp, #16]\n"		/* kept: bottom, FP control */
 	"mov x9, x1\n"
 	"mov x0, x4\n"
 	"mov x1, x10\n"
 	"blr x9\n"			/* to_ctx in x0, to_len in x1 */
 	"tbnz x1, #63, 1f\n"
 	"ldp x9, x3, [sp, #16]\n"
-	"ldr x3, [x3, #160]\n"		/* the FP control in force */
 	"mov x2, x1\n"
 	"mov x1, x0\n"
 	"mov x0, x9\n"

@@ -72,18 +72,24 @@ ARCHS = {
 }
 
 # Why a mutant that loads the saved FP state when it need not be survives:
-# nothing a thread can see changes, only the time a switch takes.
-POINTER = ("the FP state in force, as uarch_resume gets it, is then a "
-           "pointer: never equal to a saved state, which is loaded")
-RET_ADDR = "the same with the return address"
+# nothing a thread can see changes, only the time a switch takes. The FP
+# state in force, as uarch_resume gets it, is then another word, in
+# practice never equal to a saved state, which is loaded.
+SHARE = "the FP state in force is then share_fpctl's register"
+RET_ADDR = "the FP state in force is then the return address"
+STALE = "the FP state in force is then a stale word of the stack"
+SCRATCH = "the FP state in force is then what fn left in a scratch register"
 # (arch, kind, instruction): mutants that change only speed, and why.
 SPEED_ONLY = {
-    ("x86-64", "drop", "movq 48(%rcx), %rcx"): POINTER,
-    ("x86-64", "offset", "movq 48(%rcx), %rcx"): RET_ADDR,
+    ("x86-64", "drop", "movq 48(%rdi), %rcx"): SHARE,
+    ("x86-64", "offset", "movq 48(%rdi), %rcx"): RET_ADDR,
+    ("x86-64", "drop", "movq %rcx, 8(%rsp)"): STALE,
+    ("x86-64", "offset", "movq %rcx, 8(%rsp)"): STALE,
+    ("x86-64", "drop", "movq 8(%rsp), %rcx"): SCRATCH,
+    ("x86-64", "offset", "movq 8(%rsp), %rcx"): STALE,
     ("x86-64", "offset", "cmpq 48(%rbx), %r12"):
         "compares the return address with the FP state in force: never "
         "equal, so the saved state is loaded",
-    ("aarch64", "drop", "ldr x3, [x3, #160]"): POINTER,
 }
 
 # usched_finish gives the buffer back, then calls s_done.

@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Stays blocked: reaching its end is a failure. */
 static void sleep_forever(void *arg)
@@ -134,6 +136,73 @@ static void test_from_next(void)
 	ustack_discard(&t->t_s.t_u);
 }
 
+/*
+ * s_done may unmap the struct of a thread s_next discards. Nothing of it
+ * is read after, whether s_next then returns no thread (the run returns)
+ * or another blocked one (here a yielder: it ends, then the run returns).
+ */
+static void (*tsched_done_fn)(struct usched *, struct ustack *);
+static struct tthread *mapped;
+
+static void done_unmapping(struct usched *s, struct ustack *u)
+{
+	if (u != &mapped->t_s.t_u)
+		tsched_done_fn(s, u);
+	else if (munmap(mapped, sizeof *mapped) != 0)
+		exit(3);
+}
+
+static int reran;
+
+static void mark_reran(void *arg)
+{
+	(void)arg;
+	reran = tsched_yield() == 0 ? 1 : -1;
+}
+
+/* In a child: a fault there fails one point, not the whole file. */
+static void run_unmapping(void *arg)
+{
+	void (*first)(void *) = arg;
+	struct tsched ts;
+	int state = 0, other = 0;
+
+	tsched_init(&ts);
+	tsched_next_fn = ts.ts_s.s_next;
+	ts.ts_s.s_next = next_discarding;
+	tsched_done_fn = ts.ts_s.s_done;
+	ts.ts_s.s_done = done_unmapping;
+	tsched_spawn(&ts, first, &other);
+	mapped = mmap(NULL, sizeof *mapped, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	require(mapped != MAP_FAILED);
+	ustack_init(&mapped->t_s.t_u, &ts.ts_s, sleep_forever, &state,
+		    NULL, 0);
+	sched_enqueue(&ts.ts_ready, &mapped->t_s);
+	victim = mapped;
+	reran = 0;
+	tsched_run(&ts);
+	if (state != 1 || victim != NULL || ts.ts_done != (first == mark_reran))
+		exit(4);
+	if (first == mark_reran && reran != 1)
+		exit(5);
+}
+
+static void test_from_next_unmapped(void)
+{
+	char out[4096];
+	int status;
+
+	status = stderr_of(run_unmapping, sleep_forever, out, sizeof out);
+	diag_lines(out);
+	ok(status == 0, "s_next discards the thread that blocked, s_done "
+	   "unmaps it, the run returns (status %#x)", status);
+	status = stderr_of(run_unmapping, mark_reran, out, sizeof out);
+	diag_lines(out);
+	ok(status == 0, "the same, and s_next returns a blocked thread, "
+	   "which resumes and ends (status %#x)", status);
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -219,14 +288,6 @@ static void test_never_ran(void)
 }
 
 /* A struct discarded while blocked runs again once set up anew. */
-static int reran;
-
-static void mark_reran(void *arg)
-{
-	(void)arg;
-	reran = tsched_yield() == 0 ? 1 : -1;
-}
-
 static void test_reuse(void)
 {
 	struct tsched ts;
@@ -257,6 +318,7 @@ static void tests(void)
 	test_after_run();
 	test_from_thread();
 	test_from_next();
+	test_from_next_unmapped();
 	test_never_ran();
 	test_reuse();
 	test_many();
