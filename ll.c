@@ -138,7 +138,7 @@ static __attribute__((noinline)) struct sched_thread *ll_next_slow(
 
 static struct ustack *ll_next(struct usched *s)
 {
-	struct ll_proc *l = (struct ll_proc *)s;
+	struct ll_proc *l = (struct ll_proc *)proc_of_sched(s);
 	struct proc *p = &l->lp_p;
 	struct sched_thread *t = (struct sched_thread *)usched_blocked(s);
 

@@ -65,7 +65,7 @@ static void rr_ready(struct rr_proc *r, struct sched_thread *t)
 
 static struct ustack *rr_next(struct usched *s)
 {
-	struct rr_proc *r = (struct rr_proc *)s;
+	struct rr_proc *r = (struct rr_proc *)proc_of_sched(s);
 	struct proc *p = &r->r_p;
 	struct sched_thread *t = (struct sched_thread *)usched_blocked(s);
 

@@ -84,7 +84,7 @@ static int buf_class(int size)
 
 void *pool_buf_alloc(struct usched *s, int size)
 {
-	struct proc *p = (struct proc *)s;
+	struct proc *p = proc_of_sched(s);
 	int c = buf_class(size);
 	void *buf;
 
@@ -100,7 +100,7 @@ void *pool_buf_alloc(struct usched *s, int size)
 
 void pool_buf_free(struct usched *s, void *buf, int size)
 {
-	struct proc *p = (struct proc *)s;
+	struct proc *p = proc_of_sched(s);
 	int c = buf_class(size);
 
 	if (c >= BUF_CLASSES) {
@@ -257,7 +257,7 @@ struct sched_thread *proc_thread_new(struct proc *p, void (*f)(void *),
 /* The s_done call-back: t's struct goes back to p's pool. */
 void proc_thread_done(struct usched *s, struct ustack *u)
 {
-	struct proc *p = (struct proc *)s;
+	struct proc *p = proc_of_sched(s);
 	struct sched_thread *t = (struct sched_thread *)u;
 
 	/* Release is enough: a remote waker that still saw t alive holds it

@@ -224,16 +224,27 @@ static inline void stat_add(unsigned long *c, unsigned long n)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * The casts to struct proc go through void *: it is 64-byte aligned, which
+ * neither char * nor struct usched * says (clang's -Wcast-align).
+ */
 static inline struct proc *proc_nth(struct procs *ps, int i)
 {
-	return (struct proc *)(ps->ps_base + (size_t)i * ps->ps_size);
+	/* ps_base is 64-byte aligned, ps_size a multiple of 64 */
+	return (void *)(ps->ps_base + (size_t)i * ps->ps_size);
+}
+
+/* The processor whose dispatcher s is, its first member. */
+static inline struct proc *proc_of_sched(struct usched *s)
+{
+	return (void *)s;
 }
 
 /* Atomic: a wake through a stale handle may read it during a reuse. */
 static inline struct proc *proc_of(struct sched_thread *t)
 {
-	return (struct proc *)__atomic_load_n(&t->t_u.u_sched,
-					      __ATOMIC_RELAXED);
+	return proc_of_sched(__atomic_load_n(&t->t_u.u_sched,
+					     __ATOMIC_RELAXED));
 }
 
 /* Wakers on other native threads read the state: access it atomically. */

@@ -1,7 +1,6 @@
 #include "tsched.h"
 #include "tap.h"
 
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,18 +8,18 @@
 /* Moves a random ready thread to the head of the queue. */
 static void tsched_shuffle(struct sched_queue *q, unsigned long *seed)
 {
-	struct sched_thread **p = &q->q_head, *t;
+	struct sched_thread *prev = NULL, *t = q->q_head;
 	unsigned long n;
 
-	for (n = tap_rand(seed) % 64; n > 0 && (*p)->t_next != NULL; n--)
-		p = &(*p)->t_next;
-	t = *p;
-	if (t == q->q_head)
+	for (n = tap_rand(seed) % 64; n > 0 && t->t_next != NULL; n--) {
+		prev = t;
+		t = t->t_next;
+	}
+	if (prev == NULL)
 		return;
-	*p = t->t_next;
+	prev->t_next = t->t_next;
 	if (q->q_tail == t)
-		q->q_tail = (struct sched_thread *)((char *)p -
-				offsetof(struct sched_thread, t_next));
+		q->q_tail = prev;
 	t->t_next = q->q_head;
 	q->q_head = t;
 }
