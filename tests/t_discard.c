@@ -165,6 +165,7 @@ static void run_unmapping(void *arg)
 {
 	void (*first)(void *) = arg;
 	struct tsched ts;
+	struct tthread *t;
 	int state = 0, other = 0;
 
 	tsched_init(&ts);
@@ -172,7 +173,7 @@ static void run_unmapping(void *arg)
 	ts.ts_s.s_next = next_discarding;
 	tsched_done_fn = ts.ts_s.s_done;
 	ts.ts_s.s_done = done_unmapping;
-	tsched_spawn(&ts, first, &other);
+	t = tsched_spawn(&ts, first, &other);
 	mapped = mmap(NULL, sizeof *mapped, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	require(mapped != MAP_FAILED);
@@ -184,8 +185,12 @@ static void run_unmapping(void *arg)
 	tsched_run(&ts);
 	if (state != 1 || victim != NULL || ts.ts_done != (first == mark_reran))
 		exit(4);
-	if (first == mark_reran && reran != 1)
+	if (first == mark_reran ? reran != 1 : other != 1)
 		exit(5);
+	if (first == sleep_forever)	/* still blocked */
+		ustack_discard(&t->t_s.t_u);
+	if (ts.ts_bytes != 0)
+		exit(6);
 }
 
 static void test_from_next_unmapped(void)
