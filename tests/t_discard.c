@@ -117,15 +117,20 @@ static struct ustack *next_discarding(struct usched *s)
 	return tsched_next_fn(s);
 }
 
+static void init_discarding(struct tsched *ts)
+{
+	tsched_init(ts);
+	tsched_next_fn = ts->ts_s.s_next;
+	ts->ts_s.s_next = next_discarding;
+}
+
 static void test_from_next(void)
 {
 	struct tsched ts;
 	struct tthread *t;
 	int state = 0, other = 0;
 
-	tsched_init(&ts);
-	tsched_next_fn = ts.ts_s.s_next;
-	ts.ts_s.s_next = next_discarding;
+	init_discarding(&ts);
 	victim = tsched_spawn(&ts, sleep_forever, &state);
 	t = tsched_spawn(&ts, sleep_forever, &other);
 	tsched_run(&ts);
@@ -168,9 +173,7 @@ static void run_unmapping(void *arg)
 	struct tthread *t;
 	int state = 0, other = 0;
 
-	tsched_init(&ts);
-	tsched_next_fn = ts.ts_s.s_next;
-	ts.ts_s.s_next = next_discarding;
+	init_discarding(&ts);
 	tsched_done_fn = ts.ts_s.s_done;
 	ts.ts_s.s_done = done_unmapping;
 	t = tsched_spawn(&ts, first, &other);
