@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 /* Stays blocked: reaching its end is a failure. */
 static void sleep_forever(void *arg)
