@@ -2,25 +2,29 @@
 # make report: install what is missing, build the benchmarks, run the sweep
 # (PROFILE=quick by default, or full) and write report/ (REPORT_DIR=DIR:
 # there instead, relative to the source tree): plots and report.md.
+# SWEEP_ARGS: more options for scripts/sweep.py, as --only U-ll-1T,GO1T.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-quick}
 out=${REPORT_DIR:-report}
 
-# Debian packages the report needs, by the command or file that shows them.
+# Debian packages: hyperfine runs the sweep; the C++ peers' (g++, Boost),
+# as bench/peers/cpp finds them missing, are installed if we can, and
+# otherwise the report goes on without those peers.
 need=()
 command -v hyperfine >/dev/null || need+=(hyperfine)
-[ -e /usr/include/boost/context/fiber.hpp ] || need+=(libboost-context-dev)
-command -v g++ >/dev/null || need+=(g++)
-if [ ${#need[@]} -gt 0 ]; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		echo "installing ${need[*]}"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-	else
-		echo "report: please install ${need[*]} (as root: apt-get install ${need[*]})" >&2
-		exit 1
-	fi
+read -ra want <<<"$(make -s --no-print-directory -C bench/peers/cpp missing)"
+if [ $((${#need[@]} + ${#want[@]})) -gt 0 ] && [ "$(id -u)" = 0 ] &&
+   command -v apt-get >/dev/null; then
+	echo "installing ${need[*]} ${want[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		"${need[@]}" "${want[@]}" >/dev/null
+elif [ ${#need[@]} -gt 0 ]; then
+	echo "report: please install ${need[*]} (as root: apt-get install ${need[*]})" >&2
+	exit 1
+elif [ ${#want[@]} -gt 0 ]; then
+	echo "report: going on without the C++ peers that need ${want[*]} (as root: apt-get install ${want[*]})" >&2
 fi
 
 python=$(scripts/matplotlib.sh)
@@ -28,5 +32,7 @@ python=$(scripts/matplotlib.sh)
 make bench
 # Each profile's results apart: a quick sweep never replaces hours of a
 # full one's points, and each resumes where it stopped.
-$python scripts/sweep.py --profile "$profile" --results "$out/results-$profile"
+# shellcheck disable=SC2086 # SWEEP_ARGS is words
+$python scripts/sweep.py --profile "$profile" --results "$out/results-$profile" \
+	${SWEEP_ARGS:-}
 $python scripts/graph.py --results "$out/results-$profile" --out "$out"

@@ -1,6 +1,6 @@
 # TAP for the shell tests, sourced: `ok STATUS NAME` records a point (STATUS
 # 0 passes); `tap_done` prints the plan and fails if any point did. And
-# `own_make`, for the tests of the Makefiles.
+# `own_env` and `own_make`, for the tests of the Makefiles.
 n=0
 failed=0
 
@@ -14,15 +14,20 @@ ok() {
 	fi
 }
 
-# own_make LOG DIR ARGS...: make in DIR, not a part of a make that may be
-# running the tests, nor given its variables (make puts those of its
-# command line in the environment); its output in LOG, shown as TAP
-# comments if it fails.
+# own_env COMMAND...: COMMAND, not a part of a make that may be running the
+# tests, nor given its variables (make puts those of its command line in
+# the environment).
+own_env() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CC -u CFLAGS -u CXXFLAGS \
+		-u O -u DESTDIR "$@"
+}
+
+# own_make LOG DIR ARGS...: an own_env make in DIR; its output in LOG,
+# shown as TAP comments if it fails.
 own_make() {
 	local log=$1 dir=$2
 	shift 2
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CC -u CFLAGS -u CXXFLAGS \
-		-u O -u DESTDIR make -C "$dir" --no-print-directory "$@" \
+	own_env make -C "$dir" --no-print-directory "$@" \
 		>"$log" 2>&1 || { sed 's/^/# /' "$log"; return 1; }
 }
 
