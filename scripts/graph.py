@@ -374,6 +374,10 @@ def legend(points):
         d, n = ({str(p.get(k, "?")) for p in mine} for k in ("d", "p"))
         rows.append(f"| {label} | {what.get(label, 'not in sweep.py')} | "
                     f"{', '.join(sorted(d))} | {', '.join(sorted(n))} |")
+    absent = [lb for lb in sweep.LABELS if lb not in label_order(points)]
+    if absent:
+        rows += ["", f"No points of {', '.join(absent)}: not built, or not "
+                 "chosen, when the sweep ran."]
     return "\n".join(rows)
 
 

@@ -150,6 +150,12 @@ def test_graph(tmp):
                      "| BOOST | Boost.Context fibers, 1 thread | 0 | 1 |"],
           "report.md says what each label is, with D and P as run, in "
           "sweep.py's order", "\n".join(legend))
+    absent = [x for x in graph.sweep.LABELS
+              if x not in ("U-rr", "POSIX", "GO", "C++1T", "BOOST")]
+    check(f"No points of {', '.join(absent)}: not built, or not chosen, "
+          "when the sweep ran." in md and len(absent) == 11,
+          "report.md names the implementations it has no point of",
+          md[:1500])
     check("| usched | unknown (6 points), v1 (1 point) |" in md
           and "the points come from 2 different usched commits" in md
           and "warning: the points come from 2 usched commits: unknown "
