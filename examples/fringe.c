@@ -7,7 +7,8 @@
  *
  * usage: fringe TREE TREE     where TREE is a number or ( TREE... )
  * prints "same" (exit 0) or "different" (exit 1); bad input exits 2; a
- * tree too deep for a generator to block in, or no memory, exits 3.
+ * tree deeper than MAX_DEPTH, one too deep for a generator to block in, or
+ * no memory, exits 3.
  */
 #include "usched.h"
 
@@ -15,6 +16,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/*
+ * Parsing and walking recurse on the native stack, whose size this program
+ * does not choose: a bound on the depth keeps both well under 1 MiB.
+ */
+enum { MAX_DEPTH = 10000 };
 
 struct node {
 	struct node *n_kids;	/* first child */
@@ -106,7 +113,7 @@ static void compare(void *arg)
 		ustack_discard(&gens[i].g_u);
 }
 
-static struct node *parse(const char **s);
+static struct node *parse(const char **s, int depth);
 
 static struct node *new_node(void)
 {
@@ -127,10 +134,17 @@ static void bad_tree(const char *why, const char *at)
 	exit(2);
 }
 
-static struct node *parse_list(const char **s)
+static struct node *parse_list(const char **s, int depth)
 {
-	struct node *n = new_node(), **tail = &n->n_kids;
+	struct node *n, **tail;
 
+	if (depth > MAX_DEPTH) {
+		fprintf(stderr, "fringe: tree deeper than %d levels\n",
+			MAX_DEPTH);
+		exit(3);
+	}
+	n = new_node();
+	tail = &n->n_kids;
 	++*s;
 	for (;;) {
 		while (isspace((unsigned char)**s))
@@ -139,14 +153,15 @@ static struct node *parse_list(const char **s)
 			break;
 		if (**s == 0)
 			bad_tree("missing )", *s);
-		*tail = parse(s);
+		*tail = parse(s, depth);
 		tail = &(*tail)->n_next;
 	}
 	++*s;
 	return n;
 }
 
-static struct node *parse(const char **s)
+/* depth: the lists s is in. */
+static struct node *parse(const char **s, int depth)
 {
 	struct node *n;
 	char *end;
@@ -154,7 +169,7 @@ static struct node *parse(const char **s)
 	while (isspace((unsigned char)**s))
 		++*s;
 	if (**s == '(')
-		return parse_list(s);
+		return parse_list(s, depth + 1);
 	n = new_node();
 	errno = 0;
 	n->n_leaf = strtol(*s, &end, 10);
@@ -170,7 +185,7 @@ static struct node *parse(const char **s)
 
 static struct node *parse_tree(const char *s)
 {
-	struct node *n = parse(&s);
+	struct node *n = parse(&s, 0);
 
 	while (isspace((unsigned char)*s))
 		s++;

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,17 +32,23 @@ static void exec_example(const char *path, const char *a, const char *b)
 	execl("/bin/sh", "sh", "-c", cmd, path, a, b, (char *)NULL);
 }
 
-/* Runs fringe on two trees; returns its exit status, -1 if it crashed. */
-static int run(const char *a, const char *b)
+/*
+ * Runs fringe on two trees, with a native stack of stack bytes (0: as
+ * ours); returns its exit status, -1 if it crashed.
+ */
+static int run(const char *a, const char *b, rlim_t stack)
 {
 	int status;
 	pid_t pid = tap_fork();
 
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
+		struct rlimit lim = { stack, stack };
 
 		dup2(null, 1);
 		dup2(null, 2);
+		if (stack != 0 && setrlimit(RLIMIT_STACK, &lim) != 0)
+			_exit(126);
 		exec_example(fringe, a, b);
 		_exit(127);
 	}
@@ -51,10 +58,43 @@ static int run(const char *a, const char *b)
 
 static void expect(const char *a, const char *b, int code)
 {
-	int got = run(a, b);
+	int got = run(a, b, 0);
 
 	ok(got == code, "fringe '%.40s' '%.40s' exits %d (got %d)", a,
 	   b ? b : "", code, got);
+}
+
+/* "((( ... 7 ... )))", 7 in depth lists. */
+static char *nested(int depth)
+{
+	char *s = malloc(2 * depth + 2);
+
+	require(s != NULL);
+	memset(s, '(', depth);
+	s[depth] = '7';
+	memset(s + depth + 1, ')', depth);
+	s[2 * depth + 1] = 0;
+	return s;
+}
+
+/*
+ * Trees as deep as fringe takes, and deeper: refused (exit 3) before its
+ * recursion can overflow even a small native stack.
+ */
+static void test_depth(void)
+{
+	char *deep = nested(10000), *deeper = nested(10001);
+	char *deepest = nested(65000);
+	int got;
+
+	expect(deep, "7", 0);
+	expect(deeper, "7", 3);
+	got = run(deepest, "7", 2 << 20);
+	ok(got == 3, "fringe, a tree 65000 deep, a 2 MiB stack: exits 3 "
+	   "(got %d)", got);
+	free(deep);
+	free(deeper);
+	free(deepest);
 }
 
 /* "(((1 2) 3) ... n)" and "(1 (2 (3 ... n)))": same leaves, other shapes. */
@@ -199,5 +239,6 @@ int main(void)
 	expect("(1) x", "(1)", 2);
 	expect("(1)", NULL, 2);
 	expect("(99999999999999999999999)", "(99999999999999999999998)", 2);
+	test_depth();
 	return tap_done();
 }
