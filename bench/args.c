@@ -167,10 +167,17 @@ static int ring_fault_read(struct ring_args *a, struct ring_why *why)
 {
 	const char *v = getenv("USCHED_RING_FAULT");
 
-	a->ra_fault = v != NULL && *v != 0;
-	if (a->ra_fault && strcmp(v, "spurious") != 0)
-		return ring_bad(why, "USCHED_RING_FAULT is '%.64s'; the only "
-				"fault is 'spurious'", v);
+	if (v == NULL || *v == 0)
+		a->ra_fault = RING_FAULT_NONE;
+	else if (strcmp(v, "spurious") == 0)
+		a->ra_fault = RING_FAULT_SPURIOUS;
+	else if (strcmp(v, "pad") == 0 && a->ra_d > 0)
+		a->ra_fault = RING_FAULT_PAD;
+	else if (strcmp(v, "pad") == 0)
+		return ring_bad(why, "USCHED_RING_FAULT=pad needs D > 0");
+	else
+		return ring_bad(why, "USCHED_RING_FAULT is '%.64s'; the faults "
+				"are 'spurious' and 'pad'", v);
 	return 0;
 }
 

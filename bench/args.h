@@ -37,10 +37,18 @@ struct ring_args {
 	uint64_t ra_p;		/* native threads */
 	uint64_t ra_threads;	/* n * r */
 	uint64_t ra_msgs;	/* n * r * m */
-	int	 ra_fault;	/* USCHED_RING_FAULT=spurious: thread 0 gets
-				 * a token nobody handed it, which its checks
-				 * must catch (a spurious wake-up): it waits
+	int	 ra_fault;	/* USCHED_RING_FAULT, to test the checks */
+};
+
+/* USCHED_RING_FAULT's faults, which the ring's checks must catch. */
+enum {
+	RING_FAULT_NONE,
+	RING_FAULT_SPURIOUS,	/* "spurious": thread 0 gets a token nobody
+				 * handed it (a spurious wake-up): it waits
 				 * first for the token it sends in round 0 */
+	RING_FAULT_PAD,		/* "pad": the first thread of each cycle
+				 * changes a byte of its D bytes before its
+				 * rounds (as a stack not kept would) */
 };
 
 /* skynet's LEAVES: 0 if s is a power of 10 up to 10^9 (the sum of the
@@ -81,8 +89,8 @@ struct ring_limits {
 	uint64_t rl_d;
 };
 
-/* Parse argv = PROG N R M D P, and USCHED_RING_FAULT (unset, empty or
- * "spurious"), into @a, within @lim (NULL: the RING_MAX_ ones): 0, or -1
+/* Parse argv = PROG N R M D P, and USCHED_RING_FAULT (unset, empty,
+ * "spurious" or, with D > 0, "pad"), into @a, within @lim (NULL: the RING_MAX_ ones): 0, or -1
  * with the reason in @why, for a program that prints its own usage. */
 int ring_args_read(struct ring_args *a, int argc, char **argv,
 		   unsigned flags, const struct ring_limits *lim,

@@ -12,7 +12,8 @@
  * neighbour (only that neighbour writes the count) and checks, after every
  * wait, that it has not been woken more often than that. A spurious
  * wake-up fails the run; a lost one would leave it hanging.
- * USCHED_RING_FAULT=spurious injects a spurious wake-up, to test the check.
+ * USCHED_RING_FAULT=spurious injects a spurious wake-up, to test the check;
+ * USCHED_RING_FAULT=pad changes a byte of D, to test that of the stack.
  * With -f the threads share the floating-point control state, as the
  * C++20, Go and Rust peers' do: switches neither save nor restore it.
  *
@@ -199,6 +200,7 @@ static __attribute__((noinline)) void member_padded(uint64_t i)
 	volatile unsigned char pad[d];
 
 	pad_write(pad, d, i);
+	pad_fault(&ring.r_args, pad, i % ring.r_args.ra_n);
 	ring.r_rounds(i);
 	if (!pad_kept(pad, d, i))
 		count_error(&ring.r_bad);
@@ -372,7 +374,7 @@ int main(int argc, char **argv)
 
 	if (ring_spawn(prog) != 0)
 		return 1;
-	if (a->ra_fault && (rc = ring.r_ops->so_wake(ring.r_thread[slot(0)])))
+	if (a->ra_fault == RING_FAULT_SPURIOUS && (rc = ring.r_ops->so_wake(ring.r_thread[slot(0)])))
 		call_failed(rc);
 	if ((rc = ring.r_ops->so_start()) != 0 ||
 	    (rc = ring.r_ops->so_fini()) != 0) {

@@ -50,7 +50,17 @@ for s in rr ll; do
 	done
 	expect 0 ring -f --sched $s 7 13 101 1000 2
 	USCHED_RING_FAULT=spurious expect 1 ring -f --sched $s 4 3 10 0 1
+	# A byte of D changed while the thread ran (a stack not kept).
+	for a in "--sched $s 4 3 10 100 1" "-f --sched $s 2 1 1 1 1"; do
+		USCHED_RING_FAULT=pad expect 1 ring $a
+		grep -q "token check failed: .* or its stack changed" "$err"
+		ok $? "USCHED_RING_FAULT=pad ring $a: the stack check says so"
+	done
 done
+USCHED_RING_FAULT=pad expect 2 ring 4 3 10 0 1	# no stack to change
+grep -q "USCHED_RING_FAULT=pad needs D > 0" "$err"
+ok $? "USCHED_RING_FAULT=pad ring at D = 0: refused, saying why"
+USCHED_RING_FAULT= expect 0 ring 4 3 10 0 1
 expect 0 ring -v 4 3 10 0 1
 # ring-lto, against the library's LTO archive: the same checks pass, and
 # the link inlined each scheduler's wait into its loop (what README says
@@ -58,6 +68,7 @@ expect 0 ring -v 4 3 10 0 1
 for s in rr ll; do
 	expect 0 ring-lto --sched $s 7 13 101 1000 2
 	USCHED_RING_FAULT=spurious expect 1 ring-lto --sched $s 4 3 10 0 1
+	USCHED_RING_FAULT=pad expect 1 ring-lto --sched $s 4 3 10 100 1
 done
 if ! command -v objdump >/dev/null; then
 	echo "# skipping ring-lto's loop: no objdump"
@@ -81,7 +92,10 @@ for run in "ring 4 3 10 0 1" "skynet 100 2"; do
 	grep -q "USCHED_PIN is 'yes'; it must be 0 or 1" "$err"
 	ok $? "USCHED_PIN=yes: ${run%% *} names the variable and what it must be"
 done
-USCHED_PIN= expect 0 ring 4 3 10 0 1
+for v in "" 0 1; do
+	USCHED_PIN=$v expect 0 ring 4 3 10 0 1
+	USCHED_PIN=$v expect 0 skynet 100 2
+done
 out=$(USCHED_RING_FAULT=x timeout 120 "$bin/ring" --help 2>"$err")
 [ $? = 0 ] && [[ $out == usage:* ]] && ! [ -s "$err" ]
 ok $? "USCHED_RING_FAULT=x ring --help: the usage all the same, exit 0"
@@ -168,6 +182,18 @@ for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 		ok $? "$p: thread 0's wait caught the token not handed"
 	esac
 	USCHED_RING_FAULT=0 expect 2 $p 4 3 10 0 1
+	USCHED_RING_FAULT= expect 0 $p 4 3 10 0 1
+	# A byte of D changed: the stackful peers' pad check says so; the
+	# others take no D.
+	case $p in
+	ring-pthread|ring-boost|ring-go)
+		USCHED_RING_FAULT=pad expect 1 $p 4 3 10 100 1
+		grep -Eq "stack pad corrupted|its stack padding changed" "$err"
+		ok $? "USCHED_RING_FAULT=pad $p: its pad check says so"
+		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 0 1 ;;
+	*)
+		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 100 1
+	esac
 	out=$(USCHED_RING_FAULT=x timeout 120 "$bin/$p" --help 2>"$err")
 	[ $? = 0 ] && [[ $out == usage:* ]] && ! [ -s "$err" ]
 	ok $? "USCHED_RING_FAULT=x $p --help: the usage all the same, exit 0"

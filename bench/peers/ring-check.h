@@ -39,6 +39,17 @@ static inline int pad_intact(unsigned char *pad, size_t d)
 }
 
 /*
+ * USCHED_RING_FAULT=pad: a member at position 0 of its cycle spoils the
+ * first byte of its pad, which its check after the rounds must catch.
+ */
+static inline void pad_fault(const struct ring_args *a,
+			     volatile unsigned char *pad, uint64_t pos)
+{
+	if (a->ra_fault == RING_FAULT_PAD && pos == 0)
+		pad[0] = (unsigned char)~pad[0];
+}
+
+/*
  * Before a hand-off to a member: counts it in the member's *handed, which
  * only its left neighbour writes and the member may read meanwhile.
  */

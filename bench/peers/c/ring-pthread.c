@@ -98,6 +98,7 @@ static void *member_main(void *arg)
 	unsigned char pad[d > 0 ? d : 1];	/* live across every block */
 
 	pad_fill(pad, d);
+	pad_fault(&cfg, pad, me->m_pos);
 	run(me);
 	if (!pad_intact(pad, d))
 		me->m_pad_bad = 1;
@@ -245,7 +246,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (cfg.ra_fault)
+	if (cfg.ra_fault == RING_FAULT_SPURIOUS)
 		give(&members[0]);	/* not counted */
 	start = bench_seconds();
 	for (i = 0; i < cfg.ra_threads; i++) {

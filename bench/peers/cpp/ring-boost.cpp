@@ -142,6 +142,7 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 		alloca(cfg.ra_d > 0 ? cfg.ra_d : 1));
 
 	pad_fill(pad, cfg.ra_d);
+	pad_fault(&cfg, pad, pos);
 	ring_loop(s, cfg, pos, me, right);
 	if (!pad_intact(pad, cfg.ra_d))
 		me.pad_bad = true;

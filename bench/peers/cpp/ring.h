@@ -72,7 +72,7 @@ template <class Member, class Sched, class Start, class Give>
 bool ring_run(const char *prog, const ring_args &cfg, std::vector<Member> &members,
 	      Sched &sched, Start start, Give give)
 {
-	if (cfg.ra_fault)
+	if (cfg.ra_fault == RING_FAULT_SPURIOUS)
 		give(members[0]);
 	double t0 = bench_seconds();
 	for (std::uint64_t i = 0; i < cfg.ra_threads; i++) {

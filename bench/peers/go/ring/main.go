@@ -22,7 +22,7 @@ func main() {
 	if err != nil {
 		peer.Usage(prog, peer.RingUsage, err)
 	}
-	fault, err := peer.RingFault()
+	fault, err := peer.RingFault(cfg.D)
 	if err != nil {
 		peer.Usage(prog, peer.RingUsage, err)
 	}
@@ -53,14 +53,15 @@ func main() {
 		for j := range in {
 			in[j] = make(chan uint64, min(n, m))
 		}
-		if fault && c == 0 {
+		if fault == peer.Spurious && c == 0 {
 			in[0] <- peer.Unhanded
 		}
 		for j := 0; j < n; j++ {
 			i := c*n + j
 			go func() {
 				defer wg.Done()
-				padBad[i] = !withPad(int(cfg.D), i, func() {
+				spoil := fault == peer.Pad && j == 0
+				padBad[i] = !withPad(int(cfg.D), i, spoil, func() {
 					counts[i] = member(j, n, m, in[j], in[(j+1)%n])
 				})
 			}()
@@ -123,34 +124,38 @@ func member(j, n, m int, in <-chan uint64, out chan<- uint64) (got uint64) {
 // work. As in the other rings, every 64th byte and the last are checked
 // after body: withPad says whether they all kept their values. The
 // pattern depends on member, the member's index, so that members which
-// swapped stacks would not pass.
-func withPad(d, member int, body func()) bool {
+// swapped stacks would not pass. With spoil (USCHED_RING_FAULT=pad), the
+// outermost chunk's first byte changes after its fill, to test the check.
+func withPad(d, member int, spoil bool, body func()) bool {
 	switch {
 	case d <= 0:
 		body()
 		return true
 	case d >= 1<<16:
-		return pad[[1 << 16]byte](d-1<<16, member, body)
+		return pad[[1 << 16]byte](d-1<<16, member, spoil, body)
 	case d >= 1<<14:
-		return pad[[1 << 14]byte](d-1<<14, member, body)
+		return pad[[1 << 14]byte](d-1<<14, member, spoil, body)
 	case d >= 1<<12:
-		return pad[[1 << 12]byte](d-1<<12, member, body)
+		return pad[[1 << 12]byte](d-1<<12, member, spoil, body)
 	case d >= 1<<10:
-		return pad[[1 << 10]byte](d-1<<10, member, body)
+		return pad[[1 << 10]byte](d-1<<10, member, spoil, body)
 	case d >= 1<<8:
-		return pad[[1 << 8]byte](d-1<<8, member, body)
+		return pad[[1 << 8]byte](d-1<<8, member, spoil, body)
 	default:
-		return pad[[1 << 6]byte](d-1<<6, member, body)
+		return pad[[1 << 6]byte](d-1<<6, member, spoil, body)
 	}
 }
 
 //go:noinline
-func pad[A any](rest, member int, body func()) bool {
+func pad[A any](rest, member int, spoil bool, body func()) bool {
 	var a A // zeroed, so its pages are really touched
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&a)), unsafe.Sizeof(a))
 
 	padFill(b, member+rest)
-	inner := withPad(rest, member, body)
+	if spoil {
+		b[0] = ^b[0]
+	}
+	inner := withPad(rest, member, false, body)
 	return padIntact(b, member+rest) && inner
 }
 

@@ -25,8 +25,13 @@ func TestPadCheck(t *testing.T) {
 func TestWithPadRunsBody(t *testing.T) {
 	for _, d := range []int{0, 1, 100, 70000} {
 		ran := false
-		if !withPad(d, 7, func() { ran = true }) || !ran {
+		if !withPad(d, 7, false, func() { ran = true }) || !ran {
 			t.Errorf("D=%d: ran %v, or the padding reads as changed", d, ran)
+		}
+	}
+	for _, d := range []int{1, 100, 70000} {
+		if withPad(d, 7, true, func() {}) {
+			t.Errorf("D=%d: a spoilt padding reads as kept", d)
 		}
 	}
 }

@@ -82,17 +82,30 @@ func ParseRing(args []string) (Ring, error) {
 // Unhanded is the token a faulty run gives a member: no round has it.
 const Unhanded = ^uint64(0)
 
-// RingFault reads USCHED_RING_FAULT, as every ring does: true for
-// "spurious" (member 0 gets a token nobody handed it, which its checks
-// must catch), false if unset or empty, an error otherwise.
-func RingFault() (bool, error) {
-	switch v := os.Getenv("USCHED_RING_FAULT"); v {
-	case "":
-		return false, nil
-	case "spurious":
-		return true, nil
+// Fault is a fault USCHED_RING_FAULT injects, which the ring's checks
+// must catch.
+type Fault int
+
+const (
+	NoFault  Fault = iota
+	Spurious       // "spurious": member 0 gets a token nobody handed it
+	Pad            // "pad": the first member of each cycle changes a byte of its D
+)
+
+// RingFault reads USCHED_RING_FAULT, as every ring does, for a ring of d
+// stack bytes a member ("pad" needs some): NoFault if unset or empty.
+func RingFault(d uint64) (Fault, error) {
+	switch v := os.Getenv("USCHED_RING_FAULT"); {
+	case v == "":
+		return NoFault, nil
+	case v == "spurious":
+		return Spurious, nil
+	case v == "pad" && d > 0:
+		return Pad, nil
+	case v == "pad":
+		return NoFault, fmt.Errorf("USCHED_RING_FAULT=pad needs D > 0")
 	default:
-		return false, fmt.Errorf("USCHED_RING_FAULT is '%.64s'; the only fault is 'spurious'", v)
+		return NoFault, fmt.Errorf("USCHED_RING_FAULT is '%.64s'; the faults are 'spurious' and 'pad'", v)
 	}
 }
 

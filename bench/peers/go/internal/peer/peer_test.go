@@ -34,16 +34,20 @@ func TestParseRing(t *testing.T) {
 }
 
 func TestRingFault(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "spurious": true} {
+	for v, want := range map[string]Fault{"": NoFault, "spurious": Spurious, "pad": Pad} {
 		t.Setenv("USCHED_RING_FAULT", v)
-		if got, err := RingFault(); err != nil || got != want {
+		if got, err := RingFault(64); err != nil || got != want {
 			t.Errorf("USCHED_RING_FAULT=%q: %v, %v; want %v", v, got, err, want)
 		}
 	}
-	for _, v := range []string{"0", "Spurious", "spurious "} {
+	for _, v := range []string{"0", "Spurious", "spurious ", "pad "} {
 		t.Setenv("USCHED_RING_FAULT", v)
-		if _, err := RingFault(); err == nil {
+		if _, err := RingFault(64); err == nil {
 			t.Errorf("USCHED_RING_FAULT=%q accepted", v)
 		}
+	}
+	t.Setenv("USCHED_RING_FAULT", "pad")
+	if _, err := RingFault(0); err == nil {
+		t.Error("USCHED_RING_FAULT=pad accepted with D = 0")
 	}
 }
