@@ -2,6 +2,12 @@
 # test suite at two optimisation levels and under sanitizers, then the
 # benchmark, script and peer tests; `make install PREFIX=...`.
 
+# make splits paths at blanks: a build here would write, and clean remove,
+# paths cut in two, outside the tree.
+ifneq ($(words $(CURDIR)),1)
+$(error usched builds only in a directory whose path has no blanks, not '$(CURDIR)')
+endif
+
 CC      ?= cc
 # The compiler's own: a cross compiler's, for its objects.
 OBJCOPY ?= $(shell $(CC) -print-prog-name=objcopy)
@@ -19,9 +25,10 @@ OBJ     := $(OUT)/obj
 # ustack_abort) although they are exported. -Wcast-align: clang's warns on
 # every target (gcc's only where alignment is strict), and a cast to a
 # more aligned struct should say why it may.
-ALL_CFLAGS = -std=gnu11 -Wall -Wextra -Wcast-align -fPIC \
-	     -fno-semantic-interposition -pthread $(CFLAGS)
-LDLIBS     = -pthread -lm
+BASE_CFLAGS = -std=gnu11 -Wall -Wextra -Wcast-align -fPIC \
+	      -fno-semantic-interposition -pthread
+ALL_CFLAGS  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+LDLIBS      = -pthread -lm
 
 LIB_SRCS  := usched.c $(wildcard rr.c ll.c sched/*.c)
 LIB_HDRS  := usched.h $(wildcard rr.h ll.h sched/*.h)
@@ -72,12 +79,14 @@ CET_OFF := $(if $(findstring x86_64,$(shell $(CC) $(CFLAGS) -dumpmachine \
 		-fcf-protection=branch)
 
 # What is built under OUT depends on the compiler and flags it was built
-# with, recorded in OBJ/flags: a make with others rebuilds it all. (Not
-# ALL_CFLAGS: some targets add to it, and their prerequisites, this record
-# among them, inherit it.) The benchmarks, in bench/bin whatever O is,
-# have their own record, which also names the library they link.
+# with, recorded in OBJ/flags: a make with others, or an edit of the flags
+# here, rebuilds it all. (Not ALL_CFLAGS: some targets add to it, and their
+# prerequisites, this record among them, inherit it.) The benchmarks, in
+# bench/bin whatever O is, have their own record, which also names the
+# library they link.
 include bench/flags.mk
-BUILD_FLAGS = $(CC) $(CFLAGS) $(LDLIBS)
+BUILD_FLAGS = $(CC) $(BASE_CFLAGS) $(CET_OFF) $(CPPFLAGS) $(CFLAGS) \
+	      $(LDFLAGS) $(LDLIBS)
 $(OBJ)/flags: FORCE
 	$(call flags_record,$@,$(BUILD_FLAGS))
 
@@ -88,7 +97,8 @@ built_flags := $(if $(filter install,$(MAKECMDGOALS)),$(file <$(OBJ)/flags))
 ifneq ($(built_flags),)
 ifeq ($(call flags_same,$(built_flags),$(strip $(BUILD_FLAGS))),)
 $(error $(OUT) was built with '$(built_flags)', not \
-	'$(strip $(BUILD_FLAGS))': give install the same CC and CFLAGS)
+	'$(strip $(BUILD_FLAGS))': give install the same CC, CPPFLAGS, \
+	CFLAGS and LDFLAGS)
 endif
 endif
 
@@ -128,7 +138,8 @@ SOVERSION := 0
 SONAME    := libusched.so.$(SOVERSION)
 
 $(O)/$(SONAME): $(LIB_OBJS)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) $^ -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ -o $@ \
+		$(LDLIBS)
 
 $(O)/libusched.so: $(O)/$(SONAME)
 	ln -sf $(SONAME) $@
@@ -138,7 +149,8 @@ $(O)/libusched.so: $(O)/$(SONAME)
 # must come first, or the archive's copy is pulled in as well.
 $(OUT)/tests/%: $(OBJ)/tests/%.o $(TEST_LIB) $(O)/libusched.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(filter %.o,$^) $(filter %.a,$^) -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.o,$^) $(filter %.a,$^) -o $@ \
+		$(LDLIBS)
 
 $(TMALLOC_TESTS): $(OBJ)/tests/tmalloc.o
 
@@ -155,7 +167,7 @@ $(OBJ)/examples/%.o: ALL_CFLAGS += -I.
 
 $(OUT)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 bench: $(BENCH_PROGS)
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p || exit; done
@@ -166,7 +178,8 @@ $(BENCH_BIN)/.flags: FORCE
 $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
 		bench/common.h $(O)/libusched.a $(BENCH_BIN)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ \
+		$(LDLIBS)
 
 $(BENCH_BIN)/switch: bench/floor.c bench/floor.h
 $(BENCH_BIN)/ring: bench/peers/ring-check.h
@@ -179,15 +192,16 @@ LTO_OUT   := build/lto
 LTO_LIB   := $(LTO_OUT)/libusched.a
 ifneq ($(O),$(LTO_OUT))
 $(LTO_LIB): FORCE
-	@$(MAKE) -s --no-print-directory O=$(LTO_OUT) CFLAGS="$(CFLAGS) -flto" $@
+	@$(MAKE) -s --no-print-directory O=$(LTO_OUT) \
+		CFLAGS='$(subst ','\'',$(CFLAGS)) -flto' $@
 endif
 
 $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
 		bench/common.h bench/peers/ring-check.h $(LTO_LIB) \
 		$(BENCH_BIN)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -flto $(filter %.c,$^) $(filter %.a,$^) -o $@ \
-		$(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -flto $(filter %.c,$^) \
+		$(filter %.a,$^) -o $@ $(LDLIBS)
 
 # The public headers compile as C++ (if there is a C++ compiler).
 $(OUT)/tests/cxx-header.ok: $(PUB_HDRS)
@@ -204,7 +218,8 @@ test: bench
 	@set -e; $(foreach c,$(TEST_CONFIGS),$(MAKE) --no-print-directory \
 		O=build/$(c) CC="$(or $(CC_$(c)),$(CC))" \
 		CFLAGS="$(CFLAGS_$(c)) -Werror" check-build >/dev/null;)
-	prove --exec '' --timer $(foreach c,$(TEST_CONFIGS),build/$(c)/tests/t_*) \
+	prove --exec '' --timer \
+		$(foreach c,$(TEST_CONFIGS),$(TEST_SRCS:tests/%.c=build/$(c)/tests/%)) \
 		$(wildcard tests/t_*.sh tests/t_*.py)
 	@for p in go rust; do $(MAKE) --no-print-directory -s -C bench/peers/$$p test || exit; done
 
@@ -237,10 +252,15 @@ print-cflags-%:
 INCDIR = $(DESTDIR)$(PREFIX)/include/usched
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 # A space in them, even a trailing one, would split a path in two, the
-# second taken from / or from here.
+# second taken from / or from here; the shell or sed would take these
+# characters for their own.
+unsafe_chars := & | ; < > ( ) ` \ " ' * ? [ ] { } ~ ! $$ \# %
 one_prefix = $(if $(filter-out 1 1 1,$(words $(DESTDIR)$(PREFIX)) \
 	$(words $(INCDIR)) $(words $(LIBDIR))),$(error DESTDIR and PREFIX \
-	must make one path with no spaces, not '$(DESTDIR)$(PREFIX)'))
+	must make one path with no spaces, not '$(DESTDIR)$(PREFIX)'))$(if \
+	$(strip $(foreach c,$(unsafe_chars),$(findstring $c,$(DESTDIR)$(PREFIX)))),\
+	$(error DESTDIR and PREFIX must make a path without any of \
+	$(unsafe_chars), not '$(DESTDIR)$(PREFIX)'))
 
 install: all
 	$(one_prefix)
@@ -264,9 +284,13 @@ uninstall:
 	[ ! -d $(INCDIR)/sched ] || \
 		rmdir --ignore-fail-on-non-empty $(INCDIR)/sched $(INCDIR)
 
-# clean keeps report/: its results may be hours of a full sweep.
+# clean keeps report/: its results may be hours of a full sweep. Under
+# O=DIR it removes what the build put in DIR, and DIR if that leaves it
+# empty.
 clean:
-	rm -rf build libusched.a libusched.so $(SONAME) $(BENCH_BIN)
+	rm -rf $(if $(filter .,$(O)),build,$(OBJ) $(OUT)/tests $(OUT)/examples) \
+		$(addprefix $(O)/,libusched.a libusched.so $(SONAME)) $(BENCH_BIN)
+	$(if $(filter .,$(O)),,[ ! -d $(O) ] || rmdir --ignore-fail-on-non-empty $(O))
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done
 
 distclean: clean

@@ -38,7 +38,7 @@ ok $? "make install PREFIX=TMP/a"
 # With other flags than the build's, install would rebuild first: it stops.
 make_in "$tmp/z" install "" CFLAGS="-O1 -g" 2>/dev/null
 [ $? != 0 ] && [ ! -e "$tmp/z" ] &&
-	grep -q "was built with '.* -O2 -g .*', not '.* -O1 -g .*': give install the same CC and CFLAGS" "$tmp/make.log"
+	grep -q "was built with '.* -O2 -g .*', not '.* -O1 -g .*': give install the same CC, CPPFLAGS, CFLAGS and LDFLAGS" "$tmp/make.log"
 ok $? "make install with other CFLAGS than the build's: refused, saying why; nothing installed"
 make_in "$tmp/z" install "" CFLAGS="-O2  -g" && [ -e "$tmp/z/lib/libusched.a" ]
 ok $? "with the build's own CFLAGS given, it installs"
@@ -95,12 +95,12 @@ cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" \
 	LD_LIBRARY_PATH="$tmp/b/lib" ldd "$tmp/hello" |
 	grep -q "libusched\.so\.0 => $tmp/b/lib/libusched\.so\.0 "
 ok $? "it builds with pkg-config's flags, runs on libusched.so.0 and takes turns"
-cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" $(pc "$tmp/b" --cflags) \
-	"$tmp/b/lib/libusched.a" $(pc "$tmp/b" --libs-only-other) \
-	-o "$tmp/hello-static" &&
+# As the README says, without pkg-config.
+cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" -I"$tmp/b/include/usched" \
+	"$tmp/b/lib/libusched.a" -pthread -o "$tmp/hello-static" &&
 	[ "$("$tmp/hello-static")" = "$want" ] &&
 	! ldd "$tmp/hello-static" | grep -q libusched
-ok $? "linked with libusched.a, it needs no libusched.so"
+ok $? "linked with libusched.a, it needs no libusched.so, nor pkg-config"
 names=$(nm "$tmp/hello-static" | grep -E ' [A-Za-z] (rr|ll|procs?|sched)_')
 [ -n "$(nm "$tmp/hello-static" | grep ' [Tt] ustack_block$')" ] && [ -z "$names" ]
 ok $? "it uses only the dispatcher, and links none of the schedulers' code${names:+ (has:$(echo " "$names | head -c 200))}"
@@ -181,6 +181,16 @@ for bad in "$tmp/x y|" "$tmp/x |" "/usr|$tmp/x "; do
 	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
 	[ $? != 0 ] && grep -q "no spaces" "$tmp/make.log" &&
 		! [ -e "$tmp/x" ] && ! [ -e "$root/y" ]
+	rc=$?
+	bad=${bad//"$tmp"/TMP}
+	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
+		"refused, with the reason; nothing made"
+done
+# Characters the shell or sed would take for their own, likewise.
+for bad in "$tmp/x&y|" "$tmp/x;y|" "/usr|$tmp/x'y" "$tmp/x\\y|"; do
+	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
+	[ $? != 0 ] && grep -q "must make a path without any of" "$tmp/make.log" &&
+		! [ -e "$tmp/x" ]
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \

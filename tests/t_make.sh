@@ -1,0 +1,79 @@
+#!/bin/bash
+# The Makefile where a user's setup is unusual, in a copy of the tree: a
+# path with a blank is refused before anything is written or removed;
+# make O=DIR clean cleans DIR, not the tree; an edit of the Makefile's own
+# flags rebuilds the library; make test runs only the tests that exist;
+# CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with quotes reach
+# ring-lto's library.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/tap.sh"
+
+tree=$tmp/tree
+mkdir -p "$tree"
+(cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -xf - -C "$tree" ||
+	{ echo "1..0 # SKIP cannot copy the tree (git ls-files)"; exit 0; }
+
+# make_in DIR ARGS...: an own_make in DIR, its log in $tmp/log.
+make_in() {
+	local dir=$1
+	shift
+	own_make "$tmp/log" "$dir" "$@"
+}
+
+# A blank in the path: every Makefile stops at once, naming the path; the
+# file the path's first word names survives a clean.
+mkdir -p "$tmp/my projects"
+cp -a "$tree" "$tmp/my projects/u"
+echo keep >"$tmp/my"
+for d in . bench/peers/go bench/peers/rust bench/peers/c bench/peers/cpp; do
+	make_in "$tmp/my projects/u/$d" clean 2>/dev/null
+	[ $? != 0 ] && [ "$(cat "$tmp/my")" = keep ] &&
+		[ -e "$tmp/my projects/u/Makefile" ] && ! grep -q "^rm " "$tmp/log"
+	ok $? "make -C '$d' clean in a path with a blank: refused, nothing removed"
+done
+grep -q "usched builds only in a directory whose path has no blanks, not '$tmp/my projects/u'" \
+	<(make_in "$tmp/my projects/u" all 2>&1; cat "$tmp/log")
+ok $? "make in a path with a blank says why it stops"
+
+# O=DIR clean: DIR's build goes, and DIR with it; the tree's stays.
+mkdir -p "$tree/build/keep"
+make_in "$tree" -s O="$tmp/o" all && [ -e "$tmp/o/libusched.a" ] &&
+	make_in "$tree" -s O="$tmp/o" BENCH_BIN="$tmp/bin" clean &&
+	[ ! -e "$tmp/o" ] && [ -d "$tree/build/keep" ]
+ok $? "make O=DIR clean removes DIR's build and DIR, not the tree's build/"
+
+# An edit of the flags in the Makefile itself rebuilds every object.
+make_in "$tree" O="$tmp/o" all &&
+	sed -i 's/^BASE_CFLAGS = -std=gnu11 /&-DUSCHED_EDITED /' "$tree/Makefile" &&
+	make_in "$tree" O="$tmp/o" all &&
+	[ "$(grep -c -- '-DUSCHED_EDITED .* -c ' "$tmp/log")" = \
+	  "$(cd "$tree" && ls usched.c rr.c ll.c sched/*.c | wc -l)" ]
+ok $? "an edit of the Makefile's BASE_CFLAGS recompiles every library source"
+
+# make test names the tests it runs: a binary left by a removed test is not
+# among them.
+mkdir -p "$tree/build/O2/tests" && touch "$tree/build/O2/tests/t_gone"
+make_in "$tree" -n test TEST_CONFIGS=O2 &&
+	sed -e ':a' -e '/\\$/{N;s/\\\n//;ba}' "$tmp/log" >"$tmp/joined" &&
+	grep -q "^prove .* build/O2/tests/t_basic " "$tmp/joined" &&
+	! grep -q "^prove .*\(t_gone\|t_\*\)" "$tmp/joined"
+ok $? "make test runs the tests of tests/t_*.c, not whatever is in build/"
+
+# CPPFLAGS and LDFLAGS: on the compiles and links, and in the record.
+make_in "$tree" O="$tmp/o" CPPFLAGS=-DUSCHED_CPP LDFLAGS=-Wl,-z,now all &&
+	grep -q -- "-DUSCHED_CPP .* -c usched.c" "$tmp/log" &&
+	readelf -d "$tmp/o/libusched.so.0" | grep -q "BIND_NOW\|FLAGS_1.*NOW" &&
+	make_in "$tree" O="$tmp/o" all &&
+	[ "$(grep -c -- ' -c ' "$tmp/log")" -gt 0 ]
+ok $? "CPPFLAGS and LDFLAGS reach the compiles and the link; without them, it rebuilds"
+
+# CFLAGS with double quotes (a define with a blank): ring-lto's sub-make
+# gets them whole.
+make_in "$tree" -s BENCH_BIN="$tmp/bin" CFLAGS='-O2 -g -DUSCHED_MSG="a b"' \
+	"$tmp/bin/ring-lto" && "$tmp/bin/ring-lto" 4 3 10 0 1 >/dev/null
+ok $? "CFLAGS with a quoted blank: ring-lto builds and runs"
+
+tap_done
