@@ -21,13 +21,23 @@ build() {
 		"$@" check-build >/dev/null
 }
 
+# built NAME: the tests of tests/t_*.c as built in build/NAME, not what
+# else is there (a removed test's old binary).
+built() {
+	local src
+	for src in tests/t_*.c; do
+		src=${src#tests/}
+		echo "build/$1/tests/${src%.c}"
+	done
+}
+
 # wrap NAME COMMAND...: scripts in build/NAME/run that run each test of
 # build/NAME through COMMAND, for prove.
 wrap() {
 	local name=$1 t
 	shift
 	mkdir -p "build/$name/run"
-	for t in "build/$name/tests/"t_*; do
+	for t in $(built "$name"); do
 		[ -x "$t" ] || continue
 		printf '#!/bin/sh\nexec %s %s "$@"\n' "$*" "$PWD/$t" \
 			>"build/$name/run/$(basename "$t")"
@@ -44,13 +54,13 @@ for cc in gcc clang; do
 	# lto: link-time optimisation inlines across files, into the tests too
 	for c in O0 O1 O2 O3 Os lto asan ubsan; do
 		build "m-$cc-$c" $cc $c
-		tests+=(build/"m-$cc-$c"/tests/t_*)
+		tests+=($(built "m-$cc-$c"))
 	done
 done
 
 if have clang; then
 	build tsan clang tsan
-	tests+=(build/tsan/tests/t_*)
+	tests+=($(built tsan))
 fi
 
 if have valgrind; then
