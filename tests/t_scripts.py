@@ -422,7 +422,8 @@ def test_graph_bad(tmp):
 
 # Runs graph.py (argv[2:]) with matplotlib's savefig wrapped: for each PNG
 # it appends to argv[1] a JSON line per legend entry: the figure's title,
-# the entry's text, colour and marker, and its line's y values.
+# the entry's text, colour and marker, its line's x and y values, its error
+# bars' (low, high) and the y axis' scale.
 LEGEND_PROBE = r"""
 import json, os, runpy, sys
 from matplotlib.figure import Figure
@@ -434,9 +435,14 @@ def probe(fig, path, *args, **kwargs):
         with open(log, "a") as f:
             for h, text in zip(*ax.get_legend_handles_labels()):
                 line = h[0] if isinstance(h, tuple) else h  # errorbar
+                bars = h[2][0].get_segments() if isinstance(h, tuple) else []
                 f.write(json.dumps([ax.get_title(), text, line.get_color(),
                                     line.get_marker(),
-                                    [float(y) for y in line.get_ydata()]])
+                                    [float(x) for x in line.get_xdata()],
+                                    [float(y) for y in line.get_ydata()],
+                                    [(float(b[0][1]), float(b[1][1]))
+                                     for b in bars if len(b) == 2],
+                                    ax.get_yscale()])
                         + "\n")
     return savefig(fig, path, *args, **kwargs)
 Figure.savefig = probe
@@ -446,21 +452,21 @@ runpy.run_path(script, run_name="__main__")
 """
 
 
-def legends(tmp, res):
+def legends(tmp, res, *args):
     """{N: [(legend text, colour, marker)]} of graph.py's plots, and
-    {(N, legend text): y values of its line}."""
+    {(N, legend text): {"x", "y", "bars", "yscale"} of its line}."""
     log = os.path.join(tmp, "legends")
     p = subprocess.run([sys.executable, "-c", LEGEND_PROBE, log, GRAPH,
-                        "--results", res, "--out", os.path.join(tmp, "o")],
-                       capture_output=True, text=True, timeout=300)
-    out, ys = {}, {}
+                        "--results", res, "--out", os.path.join(tmp, "o"),
+                        *args], capture_output=True, text=True, timeout=300)
+    out, lines = {}, {}
     with open(log) as f:
         for line in f:
-            title, text, color, marker, y = json.loads(line)
+            title, text, color, marker, *drawn = json.loads(line)
             n = int(re.search(r"N = (\d+)", title).group(1))
             out.setdefault(n, []).append((text, json.dumps(color), marker))
-            ys[n, text] = y
-    return p, out, ys
+            lines[n, text] = dict(zip(("x", "y", "bars", "yscale"), drawn))
+    return p, out, lines
 
 
 def test_graph_legends(tmp):
@@ -476,7 +482,7 @@ def test_graph_legends(tmp):
         point("BOOST", 8, 4, 500, "failed", reason="boom"),
         point("POSIX", 4, 2, 500, "failed", reason="boom"),
     ])
-    p, leg, ys = legends(tmp, res)
+    p, leg, lines = legends(tmp, res)
     check(p.returncode == 0 and [x[0] for x in leg.get(2, [])]
           == ["U-rr", "GO"], "a legend without failures: the labels",
           f"{p.stderr}\n{leg}")
@@ -487,7 +493,7 @@ def test_graph_legends(tmp):
     check([x[0] for x in leg.get(4, [])] == ["POSIX (1 failed)"]
           and p.stderr == "", "a plot of failures only: its legend, no "
           "warning", f"{p.stderr}\n{leg}")
-    go8 = ys.get((8, "GO (1 failed)"), [])
+    go8 = lines.get((8, "GO (1 failed)"), {}).get("y", [])
     check(len(go8) == 3 and math.isnan(go8[1]) and go8[0] == 8.0
           and go8[2] == 8.0, "a failed point between two breaks the line, "
           "which does not bridge it", go8)
@@ -502,6 +508,28 @@ def test_graph_legends(tmp):
     check(len(marks) == len(colours) == len(labels),
           "each of sweep.py's implementations has a marker and a colour of "
           "its own", st)
+
+
+def test_graph_axes(tmp):
+    """x: threads N*R; y: messages/s of the mean run, bars from the slowest
+    run to the fastest; log y unless --linear."""
+    res = os.path.join(tmp, "results")
+    write_points(res, [
+        point("U-ll", 2, 4, 1000, seconds=[0.004, 0.002]),  # 8000 messages
+        point("U-ll", 2, 8, 1000, seconds=[0.004]),
+    ])
+    for args, scale in (((), "log"), (("--linear",), "linear")):
+        p, _, lines = legends(tmp, res, *args)
+        ll = lines.get((2, "U-ll"), {})
+        y, bars = ll.get("y", []), ll.get("bars", [])
+        check(p.returncode == 0 and ll.get("x") == [8.0, 16.0]
+              and len(y) == 2 and math.isclose(y[0], 8 / 3)
+              and math.isclose(y[1], 4) and len(bars) == 2
+              and all(map(math.isclose, bars[0] + bars[1], (2, 4, 4, 4)))
+              and ll.get("yscale") == scale,
+              f"{' '.join(args) or 'default'}: x threads, y the mean run's "
+              f"million messages/s, bars slowest to fastest, {scale} y",
+              f"{p.stderr}\n{ll}")
 
 
 def test_graph_runs(tmp):
@@ -1366,7 +1394,8 @@ def test_perf(tmp):
 def main():
     for test in (test_graph, test_graph_cpus, test_graph_runs,
                  test_graph_failures,
-                 test_graph_bad, test_graph_legends, test_graph_ticks,
+                 test_graph_bad, test_graph_legends, test_graph_axes,
+                 test_graph_ticks,
                  test_graph_stale,
                  test_dry_run, test_sweep, test_sweep_warmup,
                  test_sweep_closed_pipe, test_sweep_bad_input,
