@@ -203,8 +203,11 @@ $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -flto $(filter %.c,$^) \
 		$(filter %.a,$^) -o $@ $(LDLIBS)
 
-# The public headers compile as C++ (if there is a C++ compiler).
-$(OUT)/tests/cxx-header.ok: $(PUB_HDRS)
+# The public headers compile as C++ (if there is a C++ compiler); again
+# with another one.
+$(OUT)/tests/cxx: FORCE
+	$(call flags_record,$@,$(CXX))
+$(OUT)/tests/cxx-header.ok: $(PUB_HDRS) $(OUT)/tests/cxx
 	@mkdir -p $(dir $@)
 	@if command -v $(CXX) >/dev/null 2>&1; then \
 		for h in $(PUB_HDRS); do echo "#include \"$$h\""; done | \

@@ -4,7 +4,7 @@
 # make O=DIR clean cleans DIR, not the tree; an edit of the Makefile's own
 # flags rebuilds the library; make test runs only the tests that exist;
 # CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with quotes reach
-# ring-lto's library.
+# ring-lto's library; another CXX checks the headers again.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -75,5 +75,13 @@ ok $? "CPPFLAGS and LDFLAGS reach the compiles and the link; without them, it re
 make_in "$tree" -s BENCH_BIN="$tmp/bin" CFLAGS='-O2 -g -DUSCHED_MSG="a b"' \
 	"$tmp/bin/ring-lto" && "$tmp/bin/ring-lto" 4 3 10 0 1 >/dev/null
 ok $? "CFLAGS with a quoted blank: ring-lto builds and runs"
+
+# The headers' C++ check runs again with another C++ compiler: one that
+# fails makes check-build fail.
+printf '#!/bin/sh\nexit 1\n' >"$tmp/bad-cxx" && chmod +x "$tmp/bad-cxx"
+make_in "$tree" -s O="$tmp/o" "$tmp/o/tests/cxx-header.ok" &&
+	! make_in "$tree" -s O="$tmp/o" CXX="$tmp/bad-cxx" \
+		"$tmp/o/tests/cxx-header.ok"
+ok $? "another CXX checks the headers again"
 
 tap_done
