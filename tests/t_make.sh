@@ -31,8 +31,9 @@ echo keep >"$tmp/my"
 for d in . bench/peers/go bench/peers/rust bench/peers/c bench/peers/cpp; do
 	make_in "$tmp/my projects/u/$d" clean 2>/dev/null
 	[ $? != 0 ] && [ "$(cat "$tmp/my")" = keep ] &&
-		[ -e "$tmp/my projects/u/Makefile" ] && ! grep -q "^rm " "$tmp/log"
-	ok $? "make -C '$d' clean in a path with a blank: refused, nothing removed"
+		[ -e "$tmp/my projects/u/Makefile" ] && ! grep -q "^rm " "$tmp/log" &&
+		grep -q "path has no blanks" "$tmp/log"
+	ok $? "make -C '$d' clean in a path with a blank: refused, saying why, nothing removed"
 done
 grep -q "usched builds only in a directory whose path has no blanks, not '$tmp/my projects/u'" \
 	<(make_in "$tmp/my projects/u" all 2>&1; cat "$tmp/log")
