@@ -203,8 +203,8 @@ $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -flto $(filter %.c,$^) \
 		$(filter %.a,$^) -o $@ $(LDLIBS)
 
-# The public headers compile as C++ (if there is a C++ compiler); again
-# with another one.
+# The public headers compile as C++ (if there is a C++ compiler); OUT/tests/cxx
+# records which, so that another one checks them again.
 $(OUT)/tests/cxx: FORCE
 	$(call flags_record,$@,$(CXX))
 $(OUT)/tests/cxx-header.ok: $(PUB_HDRS) $(OUT)/tests/cxx

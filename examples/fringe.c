@@ -185,10 +185,10 @@ static int list_depth(const char *s)
 	int depth = 0, max = 0;
 
 	for (; *s != 0; s++) {
-		if (*s == '(' && ++depth > max)
-			max = depth;
-		else if (*s == ')')
+		if (*s == ')')
 			depth--;
+		else if (*s == '(' && ++depth > max)
+			max = depth;
 	}
 	return max;
 }
