@@ -104,6 +104,18 @@ void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 	exit(2);
 }
 
+int bench_fault(const char *prog, const char *usage, const char *fault)
+{
+	const char *v = getenv("USCHED_BENCH_FAULT");
+
+	if (v == NULL || *v == 0)
+		return 0;
+	if (strcmp(v, fault) != 0)
+		usage_fail(prog, usage, "USCHED_BENCH_FAULT is '%.64s'; the "
+			   "one fault here is '%s'", v, fault);
+	return 1;
+}
+
 uint64_t arg_u64(const char *prog, const char *usage, const char *what,
 		 const char *s, uint64_t min, uint64_t max)
 {

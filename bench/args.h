@@ -72,6 +72,12 @@ void help_if_asked(int argc, char **argv, const char *usage);
 /* Print "PROG: WHY" and "usage: PROG USAGE" on stderr, then exit(2). */
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
+/*
+ * USCHED_BENCH_FAULT, for the tests of a benchmark's self-check: 1 if it
+ * is @fault, the one fault this program injects to make its check fail; 0
+ * if unset or empty; anything else is a usage_fail().
+ */
+int bench_fault(const char *prog, const char *usage, const char *fault);
 /* The number @s, from @min to @max; else usage_fail() naming it @what
  * (and echoing up to 64 characters of @s). */
 uint64_t arg_u64(const char *prog, const char *usage, const char *what,

@@ -2,7 +2,8 @@
  * create: nanoseconds to create, run and destroy a thread that returns at
  * once. Through a scheduler (default ll, on one processor), a thread
  * spawns children in batches and waits for each batch; with --sched none,
- * the bare dispatcher runs one ustack after another.
+ * the bare dispatcher runs one ustack after another. Every thread must have
+ * run: USCHED_BENCH_FAULT=lost, to test that check, makes one too few.
  *
  * usage: create [--sched rr|ll|none] COUNT
  */
@@ -21,7 +22,8 @@ static const char usage[] =
 	"Prints nanoseconds per thread.\n";
 
 static const struct sched_ops *ops;
-static uint64_t count;
+static uint64_t count;		/* threads that must run */
+static uint64_t to_make;	/* count, or one too few: the fault */
 static uint64_t ran;
 static uint64_t pending;	/* children of the current batch still running */
 static void *parent;
@@ -41,8 +43,8 @@ static void spawner(void *arg)
 
 	(void)arg;
 	parent = ops->so_self();
-	for (uint64_t done = 0; done < count; done += batch) {
-		batch = count - done < BATCH ? count - done : BATCH;
+	for (uint64_t done = 0; done < to_make; done += batch) {
+		batch = to_make - done < BATCH ? to_make - done : BATCH;
 		pending = batch;
 		for (uint64_t k = batch; k > 0; k--) {
 			if (ops->so_spawn(child, NULL, 0) == NULL) {
@@ -67,6 +69,7 @@ static void run_scheduled(void)
 
 /* The bare dispatcher: s_next hands out one fresh ustack after another. */
 static struct ustack bare;
+static uint64_t made;
 
 static void bare_child(void *arg)
 {
@@ -76,8 +79,9 @@ static void bare_child(void *arg)
 
 static struct ustack *bare_next(struct usched *s)
 {
-	if (ran == count)
+	if (made == to_make)
 		return NULL;
+	made++;
 	ustack_init(&bare, s, bare_child, NULL, NULL, 0);
 	return &bare;
 }
@@ -102,6 +106,7 @@ int main(int argc, char **argv)
 			   "arguments", argc - i);
 	count = arg_u64(argv[0], usage, "COUNT", argv[i], 1,
 			BENCH_MAX_COUNT);
+	to_make = count - bench_fault(argv[0], usage, "lost");
 	secs = bench_seconds();
 	if (ops != NULL)
 		run_scheduled();

@@ -2,6 +2,7 @@
  * skynet: LEAVES threads (a power of 10) at the bottom of a 10-ary tree of
  * threads. Each leaf returns its number; each inner thread sums its ten
  * children; the root must get LEAVES * (LEAVES - 1) / 2.
+ * USCHED_BENCH_FAULT=sum, to test that check, numbers the leaves from 1.
  *
  * usage: skynet [--sched rr|ll] [LEAVES [P]]
  * Prints the elapsed seconds.
@@ -92,7 +93,7 @@ static void node(void *arg)
 
 int main(int argc, char **argv)
 {
-	uint64_t leaves = 1000000, procs = 1, nodes;
+	uint64_t leaves = 1000000, procs = 1, nodes, first;
 	double secs;
 	int i = bench_options(argc, argv, usage, "ll", 0, &ops, 0, NULL), rc;
 
@@ -103,6 +104,7 @@ int main(int argc, char **argv)
 			   "10^9, not '%s'", argv[i]);
 	if (argc - i > 1)
 		procs = arg_u64(argv[0], usage, "P", argv[i + 1], 1, RING_MAX_P);
+	first = bench_fault(argv[0], usage, "sum");	/* the first leaf */
 	/* a 10-ary tree has 1.11 threads a leaf; some 300 bytes each */
 	check_memory(argv[0], leaves * 1.12 * 300);
 	nodes = (10 * leaves - 1) / 9;	/* 1 + 10 + ... + leaves */
@@ -113,6 +115,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tree[0].n_leaves = leaves;
+	tree[0].n_first = first;
 	secs = bench_seconds();
 	rc = ops->so_init(procs, 1000);
 	if (rc == 0 && ops->so_spawn(node, &tree[0], 0) == NULL)

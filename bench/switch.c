@@ -11,7 +11,9 @@
  * threads share the floating-point control state (s_share_fpctl), which a
  * switch then neither saves nor restores. With --floor it times the same
  * copies with no usched at all (floor.c): what a switch by stack copying
- * costs at the least on this machine.
+ * costs at the least on this machine. USCHED_BENCH_FAULT=stack, to test
+ * the checks, has a byte of one thread's stack change, or the floor's
+ * copies come 16 bytes short.
  *
  * usage: switch [-n ROUNDS] [-t THREADS] [-s STRIDE] [-f] [--floor]
  *               [EXTRA_BYTES...]
@@ -40,6 +42,7 @@ struct cycle {
 	int            c_asked;		/* the largest of them */
 	int            c_error;	/* a block's -errno; 1: a stack changed */
 	int            c_finished;
+	int            c_spoil;		/* the fault: thread 0 changes a byte */
 };
 
 static struct ustack *cycle_next(struct usched *s)
@@ -92,6 +95,8 @@ static void cycle_thread(void *arg)
 	char pad[c->c_extra + 1];
 
 	memset(pad, 0x5a, sizeof pad);
+	if (c->c_spoil && ustack_self() == c->c_u)
+		pad[c->c_extra] ^= 1;	/* as a stack not kept whole would */
 	for (uint64_t i = 0; i < c->c_rounds; i++) {
 		int rc;
 
@@ -106,6 +111,7 @@ static void cycle_thread(void *arg)
 
 static int share_fpctl;	/* -f */
 static int floor_only;	/* --floor */
+static int fault;	/* USCHED_BENCH_FAULT=stack */
 static const char *prog = "switch";	/* argv[0], for messages */
 
 static __attribute__((noreturn, format(printf, 1, 2)))
@@ -138,6 +144,7 @@ static double ns_per_switch(int threads, int stride, uint64_t rounds,
 		.c_extra = extra,
 		.c_n = threads,
 		.c_stride = stride,
+		.c_spoil = fault && !floor_only,	/* --floor: the copies */
 	};
 	double secs;
 
@@ -224,7 +231,7 @@ static void run_sizes(const char *const *sizes, int nsizes, int threads,
 		/* what a thread saves, and the buffer usched gives it */
 		ns_per_switch(2, 1, 1, extra[k], 0, &used, &asked);
 		if (floor_only)
-			ns = floor_ns(rounds, used, share_fpctl);
+			ns = floor_ns(rounds, used, share_fpctl, fault);
 		else	/* in the order of their first turns, unless -s */
 			ns = ns_per_switch(threads, stride, rounds, extra[k],
 					   stride > 1 ? asked : 0, &used,
@@ -286,6 +293,7 @@ int main(int argc, char **argv)
 		sizes = (const char *const *)argv + i;
 		nsizes = argc - i;
 	}
+	fault = bench_fault(prog, usage, "stack");
 	run_sizes(sizes, nsizes, (int)threads, (int)stride, rounds);
 	return bench_output_status(prog);
 }

@@ -397,6 +397,44 @@ ok $? "switch --floor [-f] copies, whole, what a switch saves: $(echo $want)"
 out=$(timeout 120 "$bin/switch" --floor -n 1000 0 2>&1) &&
 	[[ $(echo "$out" | tail -n 1) =~ ^\ +[0-9]+\ +[0-9]+\.[0-9]+$ ]]
 ok $? "switch --floor -n 1000 0 prints a size and a time"
+# Each microbenchmark's self-check fails the run when USCHED_BENCH_FAULT
+# injects what it is there to catch; a fault a program does not inject is
+# a usage error, naming the one it does.
+fault_fails() {	# FAULT MESSAGE PROG ARGS...
+	local fault=$1 msg=$2 prog=$3
+	shift 3
+	USCHED_BENCH_FAULT=$fault timeout 120 "$bin/$prog" "$@" >/dev/null \
+		2>"$err"
+	[ $? = 1 ] && grep -q -- "$msg" "$err"
+	ok $? "USCHED_BENCH_FAULT=$fault $prog $*: exit 1, '$msg'"
+}
+for s in ll rr none; do
+	fault_fails lost "999 of 1000 threads ran" create --sched $s 1000
+done
+fault_fails lost "0 of 1 threads ran" create 1
+built create-cpp && fault_fails lost "999 of 1000 coroutines ran" create-cpp 1000
+built create-boost && fault_fails lost "999 of 1000 fibers ran" create-boost 1000
+for a in "--sched ll 1000 2" "--sched rr 1000"; do
+	fault_fails sum "root got 500500, expected 499500" skynet $a
+done
+built skynet-cpp && fault_fails sum "sum is 500500, expected 499500" skynet-cpp 1000
+built skynet-go && fault_fails sum "sum is 500500, want 499500" skynet-go 1000
+for a in "-n 10 0 1000" "-f -t 3 -n 10 0" "-t 4 -s 2 -n 10 100"; do
+	fault_fails stack "a thread's stack changed across its blocks" switch $a
+done
+for a in "--floor -n 10 0" "-f --floor -n 10 0 4096"; do
+	fault_fails stack "floor: a step did not copy all" switch $a
+done
+for run in "switch stack -n 10 0" "create lost 10" "create-cpp lost 10" \
+	   "create-boost lost 10" "skynet sum 100" "skynet-cpp sum 100" \
+	   "skynet-go sum 100"; do
+	set -- $run
+	built $1 || continue
+	USCHED_BENCH_FAULT=pad expect 2 $1 ${run#* * }
+	grep -q "USCHED_BENCH_FAULT is 'pad'; the one fault here is '$2'" "$err"
+	ok $? "USCHED_BENCH_FAULT=pad $1: refused, naming '$2'"
+	[ $1 = switch ] || USCHED_BENCH_FAULT= expect 0 $1 ${run#* * }
+done
 for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
 	 "-t x" "-n 10 -t 99999999" "-f -n" "-f --bogus" "--floor -n" \
 	 "--floor x" "--floor -t 3" "-s" "-s 0" "-s x" "-t 10 -s 4" \

@@ -5,7 +5,8 @@
 // 10.  Every node of a 10-ary tree is a coroutine: a leaf reports its
 // number, an inner node spawns its 10 children, waits for all of them and
 // reports their sum.  The root must get LEAVES*(LEAVES-1)/2.  Prints the
-// elapsed seconds.
+// elapsed seconds.  USCHED_BENCH_FAULT=sum, to test that check, numbers the
+// leaves from 1.
 //
 // Children are spawned onto a FIFO run queue, not awaited one by one, so
 // (as with goroutines) all LEAVES*10/9 coroutines are alive at the peak.
@@ -92,6 +93,7 @@ int main(int argc, char **argv)
 	if (argc == 2 && parse_leaves(argv[1], &leaves) != 0)
 		usage_fail(name, usage, "LEAVES must be a power of 10 up to 10^9, not '%s'",
 			   argv[1]);
+	std::uint64_t first = bench_fault(name, usage, "sum");	// the first leaf
 
 	// All nodes' frames and queue slots: about 150 bytes each measured.
 	check_memory(prog, leaves / 9.0 * 10 * 200);
@@ -102,7 +104,7 @@ int main(int argc, char **argv)
 		join root{rq, 1};
 
 		double start = bench_seconds();
-		rq.push(node(rq, 0, leaves, root).handle);
+		rq.push(node(rq, first, leaves, root).handle);
 		rq.run();
 		double elapsed = bench_seconds() - start;
 		std::uint64_t got = root.sum;

@@ -1,7 +1,8 @@
 // skynet-go: the "skynet" spawn benchmark. A 10-ary tree of goroutines with
 // LEAVES leaves; leaf k sends k to its parent over an unbuffered channel,
 // every inner node sends the sum of its 10 children, and the root must get
-// LEAVES*(LEAVES-1)/2.
+// LEAVES*(LEAVES-1)/2. USCHED_BENCH_FAULT=sum, to test that check, numbers
+// the leaves from 1.
 //
 // Usage: skynet-go [LEAVES] [P]; LEAVES is a power of 10 (default 1000000),
 // P is GOMAXPROCS (default 1, as skynet's P).
@@ -28,6 +29,14 @@ func main() {
 	if err != nil {
 		peer.Usage(prog, usage, err)
 	}
+	spoil, err := peer.BenchFault("sum")
+	if err != nil {
+		peer.Usage(prog, usage, err)
+	}
+	first := uint64(0)
+	if spoil {
+		first = 1
+	}
 	runtime.GOMAXPROCS(procs)
 	// LEAVES*10/9 goroutines in all, but most leaves are gone before their
 	// last sibling is spawned: the peak measured about 190 bytes per
@@ -36,7 +45,7 @@ func main() {
 
 	start := time.Now()
 	root := make(chan uint64)
-	go node(root, 0, leaves)
+	go node(root, first, leaves)
 	sum := <-root
 	elapsed := time.Since(start)
 

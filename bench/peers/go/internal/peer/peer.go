@@ -109,6 +109,19 @@ func RingFault(d uint64) (Fault, error) {
 	}
 }
 
+// BenchFault reads USCHED_BENCH_FAULT, which makes a benchmark inject its
+// one fault, named fault, to test its self-check: false if unset or empty.
+func BenchFault(fault string) (bool, error) {
+	switch v := os.Getenv("USCHED_BENCH_FAULT"); v {
+	case "":
+		return false, nil
+	case fault:
+		return true, nil
+	default:
+		return false, fmt.Errorf("USCHED_BENCH_FAULT is '%.64s'; the one fault here is '%s'", v, fault)
+	}
+}
+
 // Messages is N*R*M, or an error if that overflows 64 bits.
 func (r Ring) Messages() (uint64, error) {
 	hi, nr := bits.Mul64(r.N, r.R)

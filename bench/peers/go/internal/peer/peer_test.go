@@ -51,3 +51,18 @@ func TestRingFault(t *testing.T) {
 		t.Error("USCHED_RING_FAULT=pad accepted with D = 0")
 	}
 }
+
+func TestBenchFault(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "sum": true} {
+		t.Setenv("USCHED_BENCH_FAULT", v)
+		if got, err := BenchFault("sum"); err != nil || got != want {
+			t.Errorf("USCHED_BENCH_FAULT=%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"lost", "Sum", "sum ", "1"} {
+		t.Setenv("USCHED_BENCH_FAULT", v)
+		if _, err := BenchFault("sum"); err == nil {
+			t.Errorf("USCHED_BENCH_FAULT=%q accepted", v)
+		}
+	}
+}
