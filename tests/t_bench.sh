@@ -281,6 +281,13 @@ for p in ring-tokio ring-async-std; do
 		>/dev/null 2>"$err"
 	[ $? = 1 ] && grep -q "but ulimit -v allows 391 MiB" "$err"
 	ok $? "$p over ulimit -v: refused at once, naming the limit"
+	# A runtime's worker that cannot start panics in its own thread:
+	# the run fails and says why (tokio hung, async-std aborted).
+	(ulimit -v 10000; exec timeout 60 "$bin/$p" 2 1 1 0 4) \
+		>/dev/null 2>"$err"
+	[ $? = 1 ] && grep -q "^$p: panicked at " "$err" &&
+		grep -q "spawn .*thread" "$err"
+	ok $? "$p, its workers' threads refused: exit 1, and why"
 done
 built ring-tokio && expect 0 ring-tokio 5 20 100 0 2
 built ring-cpp-pool && expect 0 ring-cpp-pool 5 20 100 0 3

@@ -23,6 +23,17 @@ pub fn complain(msg: std::fmt::Arguments) {
     let _ = writeln!(std::io::stderr(), "{msg}");
 }
 
+/// A panic in any thread, such as a runtime's worker that could not be
+/// started, fails the run with its message: left to the runtime, the
+/// process hung (tokio) or aborted (async-std).
+fn fail_on_panic(prog: &str) {
+    let prog = prog.to_owned();
+    std::panic::set_hook(Box::new(move |info| {
+        complain(format_args!("{prog}: {info}"));
+        std::process::exit(i32::from(EXIT_FAIL));
+    }));
+}
+
 const USAGE: &str = "N R M D P\n  \
     N >= 2 threads per cycle, R >= 1 cycles, M >= 1 rounds,\n  \
     D must be 0 (futures are stackless), P native threads (1..1024)";
@@ -117,6 +128,7 @@ impl Ring {
     /// refuses a run that cannot fit in memory. The error is the exit
     /// status to return, its message already printed.
     pub fn setup(prog: &str) -> Result<Ring, ExitCode> {
+        fail_on_panic(prog);
         let cfg = Ring::from_args(prog)?;
         cfg.check_memory(prog)?;
         Ok(cfg)
@@ -137,8 +149,11 @@ impl Ring {
             .map_err(usage_error)?;
         if let [a] = &args[..] {
             if a == "-h" || a == "--help" {
-                let out = writeln!(std::io::stdout(), "usage: {prog} {USAGE}");
-                return Err(ExitCode::from(if out.is_ok() { 0 } else { EXIT_FAIL }));
+                if let Err(e) = writeln!(std::io::stdout(), "usage: {prog} {USAGE}") {
+                    complain(format_args!("{prog}: cannot write the usage to stdout: {e}"));
+                    return Err(ExitCode::from(EXIT_FAIL));
+                }
+                return Err(ExitCode::SUCCESS);
             }
         }
         let mut cfg = Ring::parse(&args).map_err(usage_error)?;
