@@ -75,15 +75,20 @@ int bench_output_status(const char *prog)
 }
 
 /* Once the usage went to stdout: exit 0, or 1 if it could not be written. */
-static __attribute__((noreturn)) void help_done(void)
+static __attribute__((noreturn)) void help_done(const char *prog)
 {
-	exit(stdout_error() != 0);
+	int err = stdout_error();
+
+	if (err != 0)
+		fprintf(stderr, "%s: cannot write the usage to stdout: %s\n",
+			prog, strerror(err));
+	exit(err != 0);
 }
 
 void help_exit(const char *prog, const char *usage)
 {
 	printf("usage: %s %s", prog, usage);
-	help_done();
+	help_done(prog);
 }
 
 void help_if_asked(int argc, char **argv, const char *usage)
@@ -260,7 +265,7 @@ void ring_args_parse(struct ring_args *a, int argc, char **argv,
 
 	if (argc == 2 && is_help(argv[1])) {
 		ring_usage(stdout, prog, flags);
-		help_done();
+		help_done(prog);
 	}
 	if (ring_args_read(a, argc, argv, flags, NULL, &why) == 0)
 		return;

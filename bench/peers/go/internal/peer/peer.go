@@ -139,6 +139,7 @@ func HelpIfAsked(prog, usage string, args []string) {
 		return
 	}
 	if _, err := fmt.Printf("usage: %s %s\n", prog, usage); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: cannot write the usage to stdout: %v\n", prog, err)
 		os.Exit(ExitFail)
 	}
 	os.Exit(0)
