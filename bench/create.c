@@ -11,8 +11,10 @@
 #include "args.h"
 #include "common.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 enum { BATCH = 1024 };
 
@@ -59,12 +61,18 @@ static void spawner(void *arg)
 	}
 }
 
-static void run_scheduled(void)
+/* 0, or why the scheduler could not run the spawner. */
+static int run_scheduled(void)
 {
-	if (ops->so_init(1, BATCH + 1) != 0 ||
-	    ops->so_spawn(spawner, NULL, 0) == NULL ||
-	    ops->so_start() != 0 || ops->so_fini() != 0)
-		errors++;
+	int rc = ops->so_init(1, BATCH + 1);
+
+	if (rc == 0 && ops->so_spawn(spawner, NULL, 0) == NULL)
+		rc = -errno;
+	if (rc == 0)
+		rc = ops->so_start();
+	if (rc == 0)
+		rc = ops->so_fini();
+	return rc;
 }
 
 /* The bare dispatcher: s_next hands out one fresh ustack after another. */
@@ -97,7 +105,7 @@ static void run_bare(void)
 int main(int argc, char **argv)
 {
 	double secs;
-	int i = bench_options(argc, argv, usage, "ll", 1, &ops, 0, NULL);
+	int i = bench_options(argc, argv, usage, "ll", 1, &ops, 0, NULL), rc = 0;
 
 	if (argc == i)
 		usage_fail(argv[0], usage, "expected COUNT");
@@ -109,10 +117,15 @@ int main(int argc, char **argv)
 	to_make = count - bench_fault(argv[0], usage, "lost");
 	secs = bench_seconds();
 	if (ops != NULL)
-		run_scheduled();
+		rc = run_scheduled();
 	else
 		run_bare();
 	secs = bench_seconds() - secs;
+	if (rc != 0) {
+		fprintf(stderr, "%s: cannot run the scheduler: %s\n", argv[0],
+			strerror(-rc));
+		return 1;
+	}
 	if (errors != 0 || ran != count) {
 		fprintf(stderr, "%s: %llu of %llu threads ran, %d errors\n",
 			argv[0], (unsigned long long)ran,

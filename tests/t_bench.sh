@@ -406,6 +406,19 @@ ok $? "switch --floor [-f] copies, whole, what a switch saves: $(echo $want)"
 out=$(timeout 120 "$bin/switch" --floor -n 1000 0 2>&1) &&
 	[[ $(echo "$out" | tail -n 1) =~ ^\ +[0-9]+\ +[0-9]+\.[0-9]+$ ]]
 ok $? "switch --floor -n 1000 0 prints a size and a time"
+# A processor's native thread that cannot be made fails the run, saying
+# why (the limit counts a user's processes: not root's).
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null ||
+   ! command -v prlimit >/dev/null; then
+	echo "# skipping the process limit: not root, or no setpriv or prlimit"
+else
+	for run in "create 100" "skynet 100" "ring 2 1 1 0 1"; do
+		timeout 120 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			prlimit --nproc=1 "$bin/"$run >/dev/null 2>"$err"
+		[ $? = 1 ] && grep -q "Resource temporarily unavailable" "$err"
+		ok $? "$run under ulimit -u 1: exit 1, and why"
+	done
+fi
 # Each microbenchmark's self-check fails the run when USCHED_BENCH_FAULT
 # injects what it is there to catch; a fault a program does not inject is
 # a usage error, naming the one it does.
