@@ -7,8 +7,8 @@
  *
  * usage: fringe TREE TREE     where TREE is a number or ( TREE... )
  * prints "same" (exit 0) or "different" (exit 1); bad input exits 2; a
- * tree deeper than MAX_DEPTH, one too deep for a generator to block in, or
- * no memory, exits 3.
+ * tree deeper than the native stack allows (see MAX_DEPTH), one too deep
+ * for a generator to block in, no memory, or no stdout, exits 3.
  */
 #include "usched.h"
 
@@ -16,13 +16,15 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 /*
  * Parsing and walking recurse on the native stack, whose size this program
- * does not choose: a bound on the depth keeps both under 1 MiB (a few under
- * sanitizers).
+ * does not choose: the depth is bounded by MAX_DEPTH and by what ulimit -s
+ * allows at LEVEL_BYTES a level, some 100 measured at -O2, more under
+ * sanitizers.
  */
-enum { MAX_DEPTH = 10000 };
+enum { MAX_DEPTH = 10000, LEVEL_BYTES = 512 };
 
 struct node {
 	struct node *n_kids;	/* first child */
@@ -193,13 +195,24 @@ static int list_depth(const char *s)
 	return max;
 }
 
+static int max_depth(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur / LEVEL_BYTES >= MAX_DEPTH)
+		return MAX_DEPTH;
+	return (int)(rl.rlim_cur / LEVEL_BYTES);
+}
+
 static struct node *parse_tree(const char *s)
 {
 	struct node *n;
+	int max = max_depth();
 
-	if (list_depth(s) > MAX_DEPTH) {
-		fprintf(stderr, "fringe: tree deeper than %d levels\n",
-			MAX_DEPTH);
+	if (list_depth(s) > max) {
+		fprintf(stderr, "fringe: tree deeper than %d levels%s\n", max,
+			max < MAX_DEPTH ? " (as ulimit -s allows)" : "");
 		exit(3);
 	}
 	n = parse(&s);
@@ -229,5 +242,9 @@ int main(int argc, char **argv)
 	next_thread = &comparator;
 	usched_run(&s);
 	puts(same ? "same" : "different");
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "fringe: cannot write to stdout\n");
+		return 3;
+	}
 	return same ? 0 : 1;
 }

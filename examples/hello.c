@@ -37,8 +37,10 @@ static void player(void *arg)
 	for (int i = 0; i < 3; i++) {
 		printf("%s %d\n", name, i);
 		turn = other;		/* hand over to the other thread */
-		if (ustack_block() != 0)
-			abort();	/* out of memory for the stack copy */
+		if (ustack_block() != 0) {	/* no memory for its copy */
+			fprintf(stderr, "hello: %s cannot block\n", name);
+			exit(1);
+		}
 	}
 	/* ping ends first and hands over; pong ends the run. */
 	turn = other == &threads[0] ? NULL : other;
@@ -53,5 +55,9 @@ int main(void)
 	ustack_init(&threads[0], &s, player, "ping", NULL, 0);
 	ustack_init(&threads[1], &s, player, "pong", NULL, 0);
 	usched_run(&s);		/* returns when next() returns NULL */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "hello: cannot write to stdout\n");
+		return 1;
+	}
 	return 0;
 }

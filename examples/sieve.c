@@ -148,6 +148,15 @@ static void usage(const char *why, const char *arg)
 	exit(2);
 }
 
+/* USCHED_PIN is one init refuses (see sched/sched.h). */
+static int bad_pin(void)
+{
+	const char *pin = getenv("USCHED_PIN");
+
+	return pin != NULL && *pin != 0 && strcmp(pin, "0") != 0 &&
+	       strcmp(pin, "1") != 0;
+}
+
 /* s as a number from min to max, else usage(why). */
 static unsigned long number(const char *s, unsigned long min,
 			    unsigned long max, const char *why)
@@ -182,11 +191,19 @@ int main(int argc, char **argv)
 		      i < argc ? argv[i] : "");
 	limit = number(argv[i], 2, 1000000,
 		       "LIMIT is from 2 to 1000000, not");
-	if ((rc = ops->so_init(procs, 0)) != 0)
+	rc = ops->so_init(procs, 0);
+	if (rc == -EINVAL && bad_pin())
+		usage("USCHED_PIN must be 0 or 1 (or unset), not",
+		      getenv("USCHED_PIN"));
+	if (rc != 0)
 		die("init", -rc);
 	if (ops->so_spawn(generate, NULL, 0) == NULL)
 		die("spawn", errno);
 	if ((rc = ops->so_fini()) != 0)	/* starts them, waits for the end */
 		die("fini", -rc);
-	return fflush(stdout) == 0 ? 0 : 1;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "sieve: cannot write the primes to stdout\n");
+		return 1;
+	}
+	return 0;
 }

@@ -87,10 +87,23 @@ static void test_depth(void)
 	char *deepest = nested(65000);
 	int got;
 
-	expect(deep, "7", 0);
+	got = run(deep, "7", 8 << 20);
+	ok(got == 0, "fringe, a tree 10000 deep, an 8 MiB stack: exits 0 "
+	   "(got %d)", got);
 	expect(deeper, "7", 3);
 	got = run(deepest, "7", 2 << 20);
 	ok(got == 3, "fringe, a tree 65000 deep, a 2 MiB stack: exits 3 "
+	   "(got %d)", got);
+	free(deep);
+	/* a smaller stack takes less, at 512 bytes a level */
+	deep = nested(500);
+	got = run(deep, "7", 1 << 20);
+	ok(got == 0, "fringe, a tree 500 deep, a 1 MiB stack: exits 0 "
+	   "(got %d)", got);
+	free(deep);
+	deep = nested(3000);
+	got = run(deep, "7", 1 << 20);
+	ok(got == 3, "fringe, a tree 3000 deep, a 1 MiB stack: exits 3 "
 	   "(got %d)", got);
 	free(deep);
 	free(deeper);
@@ -121,19 +134,20 @@ static char *comb(int n, int left)
 }
 
 /*
- * Runs the example at path with args (through runner): its exit status (-1
- * if it crashed), its stdout in out.
+ * Runs the example at path with args (through runner) and the shell's
+ * redirections redir: its exit status (-1 if it crashed), and in out what
+ * it wrote to the pipe that is its stdout before redir.
  */
-static int run_output(const char *path, const char *args, char *out,
-		      size_t size)
+static int run_redirected(const char *path, const char *args,
+			  const char *redir, char *out, size_t size)
 {
 	char cmd[PATH_MAX + 128];
 	size_t n = 0, got;
 	int status;
 	FILE *p;
 
-	snprintf(cmd, sizeof cmd, "%s %s %s 2>/dev/null", runner ? runner : "",
-		 path, args);
+	snprintf(cmd, sizeof cmd, "%s %s %s %s", runner ? runner : "", path,
+		 args, redir);
 	p = popen(cmd, "r");
 	require(p != NULL);
 	while (n < size - 1 && (got = fread(out + n, 1, size - 1 - n, p)) > 0)
@@ -143,6 +157,29 @@ static int run_output(const char *path, const char *args, char *out,
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The same, its stdout in out. */
+static int run_output(const char *path, const char *args, char *out,
+		      size_t size)
+{
+	return run_redirected(path, args, "2>/dev/null", out, size);
+}
+
+/*
+ * An example whose output cannot be written (a full disk) fails with
+ * status, saying so; out gets its stderr.
+ */
+static void expect_full(const char *path, const char *args, int status)
+{
+	char err[256];
+	int got = run_redirected(path, args, "2>&1 >/dev/full", err,
+				 sizeof err);
+
+	err[strcspn(err, "\n")] = 0;	/* its first line */
+	ok(got == status && strstr(err, "cannot write") != NULL,
+	   "%s %s >/dev/full: exits %d, saying why (got %d: '%.60s')",
+	   strrchr(path, '/') + 1, args, status, got, err);
+}
+
 static void test_hello(void)
 {
 	char out[256];
@@ -150,6 +187,7 @@ static void test_hello(void)
 	ok(run_output(hello, "", out, sizeof out) == 0 &&
 	   strcmp(out, "ping 0\npong 0\nping 1\npong 1\nping 2\npong 2\n") == 0,
 	   "hello: two threads take turns");
+	expect_full(hello, "", 1);
 }
 
 /* The primes below limit, one a line, by trial division. */
@@ -199,6 +237,14 @@ static void test_sieve(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ok(run_output(sieve, bad[i], out, sizeof out) == 2 &&
 		   out[0] == 0, "sieve %s: exit 2, nothing on stdout", bad[i]);
+	expect_full(sieve, "100", 1);
+	expect_full(sieve, "--sched rr -p 2 100", 1);
+	require(setenv("USCHED_PIN", "yes", 1) == 0);
+	ok(run_redirected(sieve, "10", "2>&1 >/dev/null", out,
+			  sizeof out) == 2 &&
+	   strstr(out, "USCHED_PIN must be 0 or 1 (or unset), not 'yes'"),
+	   "USCHED_PIN=yes sieve 10: exit 2, naming the variable");
+	require(unsetenv("USCHED_PIN") == 0);
 	tap_watchdog_off();
 }
 
@@ -238,6 +284,8 @@ int main(void)
 	expect("(a)", "(1)", 2);
 	expect("(1) x", "(1)", 2);
 	expect("(1)", NULL, 2);
+	expect_full(fringe, "'(1 2)' '(1 2)'", 3);
+	expect_full(fringe, "1 2", 3);
 	expect("(99999999999999999999999)", "(99999999999999999999998)", 2);
 	test_depth();
 	return tap_done();
