@@ -173,6 +173,10 @@ static struct node *parse(const char **s)
 	/* strtol clamps: two different huge leaves would compare the same. */
 	if (errno == ERANGE)
 		bad_tree("number out of range", *s);
+	/* "1-2" is not two leaves */
+	if (*end != 0 && *end != '(' && *end != ')' &&
+	    !isspace((unsigned char)*end))
+		bad_tree("a number runs into other text", end);
 	*s = end;
 	n->n_is_leaf = 1;
 	return n;

@@ -283,6 +283,8 @@ int main(void)
 	expect("(1 2", "(1 2)", 2);
 	expect("(a)", "(1)", 2);
 	expect("(1) x", "(1)", 2);
+	expect("(1-2)", "(1 -2)", 2);
+	expect("(1 2)", "(1 2x)", 2);
 	expect("(1)", NULL, 2);
 	expect_full(fringe, "'(1 2)' '(1 2)'", 3);
 	expect_full(fringe, "1 2", 3);
