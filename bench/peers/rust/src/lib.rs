@@ -16,6 +16,8 @@ pub const EXIT_FAIL: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// More native threads than this is surely a typo.
 pub const MAX_PROCS: u64 = 1024;
+/// N*R, as every ring takes (32-bit indices in the C peers).
+pub const MAX_THREADS: u64 = 0xffff_ffff;
 
 /// Writes a message on stderr. If even that fails there is nowhere to say
 /// so, and the exit status still tells (`eprintln!` would panic instead).
@@ -120,6 +122,9 @@ impl Ring {
         }
         if n.checked_mul(r).and_then(|nr| nr.checked_mul(m)).is_none() {
             return Err("N*R*M overflows 64 bits".into());
+        }
+        if n * r > MAX_THREADS {
+            return Err(format!("N*R = {} threads is more than {MAX_THREADS}", n * r));
         }
         Ok(cfg)
     }
@@ -358,6 +363,7 @@ mod tests {
         };
         assert_eq!(parse("4 3 10 0 1"), Ok(want));
         assert!(parse("2 1 1 0 1024").is_ok());
+        assert!(parse("3 1431655765 1 0 1").is_ok()); // N*R = 2^32 - 1
     }
 
     #[test]
@@ -367,7 +373,7 @@ mod tests {
             "|2 1 1 0|2 1 1 0 1 9|2 1 x 0 1|1 1 1 0 1|2 0 1 0 1|2 1 0 0 1",
             "|2 1 1 0 0|2 1 1 0 1025|-2 1 1 0 1|+2 1 1 0 1|2_0 1 1 0 1|0x2 1 1 0 1",
             "|99999999999999999999 1 1 0 1|4294967296 4294967296 4294967296 0 1",
-            "|2 1 1 64 1",
+            "|2 1 1 64 1|2 2147483648 1 0 1",
         );
         for bad in bad_lines.split('|') {
             assert!(parse(bad).is_err(), "accepted {bad:?}");

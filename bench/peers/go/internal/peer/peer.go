@@ -24,6 +24,8 @@ const (
 const (
 	MaxProcs = 1024    // P: more native threads than this is surely a typo
 	MaxPad   = 1 << 28 // D: stays well below Go's 1 GB goroutine stack limit
+	// MaxThreads bounds N*R, as every ring does (32-bit indices in the C peers).
+	MaxThreads = 1<<32 - 1
 )
 
 // Uint parses a strict unsigned decimal: ASCII digits only (no sign, blank,
@@ -75,6 +77,9 @@ func ParseRing(args []string) (Ring, error) {
 	}
 	if _, err := r.Messages(); err != nil {
 		return r, err
+	}
+	if r.N*r.R > MaxThreads {
+		return r, fmt.Errorf("N*R = %d threads is more than %d", r.N*r.R, uint64(MaxThreads))
 	}
 	return r, nil
 }

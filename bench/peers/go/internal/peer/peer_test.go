@@ -7,8 +7,9 @@ import (
 
 func TestParseRing(t *testing.T) {
 	good := map[string]Ring{
-		"4 3 10 0 1":       {4, 3, 10, 0, 1},
-		"2 1 1 65536 1024": {2, 1, 1, 65536, 1024},
+		"4 3 10 0 1":         {4, 3, 10, 0, 1},
+		"2 1 1 65536 1024":   {2, 1, 1, 65536, 1024},
+		"3 1431655765 1 0 1": {3, 1431655765, 1, 0, 1}, // N*R = 2^32 - 1
 	}
 	for in, want := range good {
 		got, err := ParseRing(strings.Fields(in))
@@ -21,6 +22,7 @@ func TestParseRing(t *testing.T) {
 		"2 1 0 0 1", "2 1 1 0 0", "2 1 1 0 1025", "-2 1 1 0 1", "+2 1 1 0 1",
 		"2_0 1 1 0 1", "0x2 1 1 0 1", "99999999999999999999 1 1 0 1",
 		"4294967296 4294967296 4294967296 0 1", "2 1 1 999999999999 1",
+		"2 2147483648 1 0 1",
 	}
 	for _, in := range bad {
 		if _, err := ParseRing(strings.Fields(in)); err == nil {
