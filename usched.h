@@ -126,8 +126,10 @@ struct ustack {
 /*
  * Runs threads until s_next returns NULL. Threads still blocked then hold
  * addresses of this stack: only a later run called from the same place
- * (native thread and stack depth) may resume them; a run from elsewhere
- * stops the program with a message, unless they were discarded.
+ * (native thread and stack depth) may resume them; a run whose stack
+ * pointer differs stops the program with a message, unless they were
+ * discarded. (What is checked is the address: a new native thread that
+ * glibc gave an exited one's stack, and its thread block with it, passes.)
  */
 void usched_run(struct usched *s);
 /* The thread s is running, or NULL; for schedulers that know s already. */
