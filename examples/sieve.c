@@ -148,15 +148,6 @@ static void usage(const char *why, const char *arg)
 	exit(2);
 }
 
-/* USCHED_PIN is one init refuses (see sched/sched.h). */
-static int bad_pin(void)
-{
-	const char *pin = getenv("USCHED_PIN");
-
-	return pin != NULL && *pin != 0 && strcmp(pin, "0") != 0 &&
-	       strcmp(pin, "1") != 0;
-}
-
 /* s as a number from min to max, else usage(why). */
 static unsigned long number(const char *s, unsigned long min,
 			    unsigned long max, const char *why)
@@ -174,6 +165,7 @@ static unsigned long number(const char *s, unsigned long min,
 
 int main(int argc, char **argv)
 {
+	const char *pin;
 	int i, rc;
 
 	ops = sched_find("ll");
@@ -192,9 +184,9 @@ int main(int argc, char **argv)
 	limit = number(argv[i], 2, 1000000,
 		       "LIMIT is from 2 to 1000000, not");
 	rc = ops->so_init(procs, 0);
-	if (rc == -EINVAL && bad_pin())
-		usage("USCHED_PIN must be 0 or 1 (or unset), not",
-		      getenv("USCHED_PIN"));
+	/* PROCS is in range: what init refuses is USCHED_PIN */
+	if (rc == -EINVAL && (pin = getenv("USCHED_PIN")) != NULL)
+		usage("USCHED_PIN must be 0 or 1 (or unset), not", pin);
 	if (rc != 0)
 		die("init", -rc);
 	if (ops->so_spawn(generate, NULL, 0) == NULL)
