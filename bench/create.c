@@ -30,18 +30,28 @@ static uint64_t ran;
 static uint64_t pending;	/* children of the current batch still running */
 static void *parent;
 static int errors;
+static int first_error;		/* errno of the first, for its message */
+
+static void count_error(int err)
+{
+	if (errors++ == 0)
+		first_error = err;
+}
 
 static void child(void *arg)
 {
+	int rc;
+
 	(void)arg;
 	ran++;
-	if (--pending == 0 && ops->so_wake(parent) != 0)
-		errors++;
+	if (--pending == 0 && (rc = ops->so_wake(parent)) != 0)
+		count_error(-rc);
 }
 
 static void spawner(void *arg)
 {
 	uint64_t batch;
+	int rc;
 
 	(void)arg;
 	parent = ops->so_self();
@@ -50,12 +60,12 @@ static void spawner(void *arg)
 		pending = batch;
 		for (uint64_t k = batch; k > 0; k--) {
 			if (ops->so_spawn(child, NULL, 0) == NULL) {
-				errors++;
+				count_error(errno);
 				return;
 			}
 		}
-		if (ops->so_wait() != 0) {
-			errors++;
+		if ((rc = ops->so_wait()) != 0) {
+			count_error(-rc);
 			return;
 		}
 	}
@@ -127,9 +137,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (errors != 0 || ran != count) {
-		fprintf(stderr, "%s: %llu of %llu threads ran, %d errors\n",
+		fprintf(stderr, "%s: %llu of %llu threads ran, %d errors%s%s\n",
 			argv[0], (unsigned long long)ran,
-			(unsigned long long)count, errors);
+			(unsigned long long)count, errors,
+			errors != 0 ? ", the first: " : "",
+			errors != 0 ? strerror(first_error) : "");
 		return 1;
 	}
 	printf("%.2f\n", secs * 1e9 / count);
