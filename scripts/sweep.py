@@ -352,7 +352,6 @@ def save(results, pt, fields, opts):
            "command": [os.path.basename(pt.argv[0]), *pt.argv[1:]],
            "status": fields["status"], "reason": fields.get("reason"),
            "runs": opts.runs, "warmup": opts.warmup, "date": now(),
-           "binary_sha256": sha256(pt.argv[0]), "usched": opts.usched,
            "cpu": opts.cpu,
            "seconds": [], "wall": []}
     rec.update(fields)
@@ -651,8 +650,14 @@ def sweep(todo, opts, hyperfine):
     prog = Progress(todo)
     failed = 0
     for pt in todo:
+        # The program as it runs, read for each point: a make bench (make
+        # test runs one) during a sweep of hours rebuilds it, maybe at
+        # another commit.
+        sha256.cache_clear()
+        ran = {"binary_sha256": sha256(pt.argv[0]),
+               "usched": usched_version(opts.bin)}
         fields = measure(pt, opts, hyperfine)
-        save(opts.results, pt, fields, opts)
+        save(opts.results, pt, {**ran, **fields}, opts)
         failed += fields["status"] != "ok"
         say(prog.line(pt, fields))
     return failed
@@ -686,7 +691,6 @@ def main(argv=None):
         return 1
     try:
         os.makedirs(opts.results, exist_ok=True)
-        opts.usched = usched_version(opts.bin)
         opts.cpu = cpu_model()
         say(f"{len(todo)} points to run, {len(points) - len(todo)} "
             f"already done; results in {opts.results}")

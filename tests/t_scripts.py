@@ -10,6 +10,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -810,6 +811,41 @@ def test_sweep(tmp):
           "memory below --mem-reserve fails the point", p.stdout + p.stderr)
 
 
+def test_sweep_rebuilt(tmp):
+    """A program rebuilt during a sweep (make test runs make bench), at
+    another commit: each point records the binary and commit it ran."""
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    git = ["git", "-C", bindir, "-c", "user.name=t", "-c", "user.email=t@t"]
+
+    def head():
+        return subprocess.run(git + ["rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run(git + args, check=True)
+    first = head()
+    # Its first run replaces it with another, at a new commit, as a
+    # make bench after a git pull would.
+    posix = fake_bin(bindir, "ring-pthread",
+                     'echo 0.004; [ -e "$0.v2" ] || { touch "$0.v2"; '
+                     '{ cat "$0"; echo "# v2"; } >"$0.new"; '
+                     'chmod +x "$0.new"; mv "$0.new" "$0"; '
+                     + " ".join(map(shlex.quote, git)) +
+                     ' commit -q --allow-empty -m y; }')
+    with open(posix, "rb") as f:
+        old = hashlib.sha256(f.read()).hexdigest()
+    p = sweep(bindir, res, "--only", "POSIX", "--rs", "4,8", "--runs", "1",
+              "--warmup", "0")
+    with open(posix, "rb") as f:
+        new = hashlib.sha256(f.read()).hexdigest()
+    got = [tuple((load(res, f"POSIX_N2_R{r}") or {}).get(k)
+                 for k in ("binary_sha256", "usched")) for r in (4, 8)]
+    check(p.returncode == 0 and got == [(old, first), (new, head())]
+          and old != new and first != head(),
+          "a program rebuilt during the sweep: each point records the "
+          "binary and the commit it ran", f"{got} {old} {new} {p.stderr}")
+
+
 def test_sweep_warmup(tmp):
     """The warm-up runs' printed seconds are not among the point's."""
     bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
@@ -1397,7 +1433,7 @@ def main():
                  test_graph_bad, test_graph_legends, test_graph_axes,
                  test_graph_ticks,
                  test_graph_stale,
-                 test_dry_run, test_sweep, test_sweep_warmup,
+                 test_dry_run, test_sweep, test_sweep_rebuilt, test_sweep_warmup,
                  test_sweep_closed_pipe, test_sweep_bad_input,
                  test_interrupt, test_perf_interrupt, test_profiles,
                  test_sweep_bounds, test_perf,
