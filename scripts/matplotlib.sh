@@ -21,8 +21,9 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		exit 0
 	fi
 fi
-venv=build/venv/bin/python3
-has $venv || { python3 -m venv build/venv >&2 &&
-	       $venv -m pip install -q matplotlib >&2; }
-has $venv || { echo "matplotlib: cannot install it" >&2; exit 1; }
-echo $venv
+# Absolute: the caller may be in another directory.
+venv=$PWD/build/venv/bin/python3
+has "$venv" || { python3 -m venv build/venv >&2 &&
+		 "$venv" -m pip install -q matplotlib >&2; }
+has "$venv" || { echo "matplotlib: cannot install it" >&2; exit 1; }
+echo "$venv"

@@ -33,6 +33,6 @@ make bench
 # Each profile's results apart: a quick sweep never replaces hours of a
 # full one's points, and each resumes where it stopped.
 # shellcheck disable=SC2086 # SWEEP_ARGS is words
-$python scripts/sweep.py --profile "$profile" --results "$out/results-$profile" \
+"$python" scripts/sweep.py --profile "$profile" --results "$out/results-$profile" \
 	${SWEEP_ARGS:-}
-$python scripts/graph.py --results "$out/results-$profile" --out "$out"
+"$python" scripts/graph.py --results "$out/results-$profile" --out "$out"

@@ -1028,6 +1028,36 @@ def alive(pidfile):
         return False
 
 
+def test_matplotlib_sh(tmp):
+    """matplotlib.sh, where only a venv can have matplotlib (not root, the
+    python3 on PATH without it, pip refusing), prints a python3 that runs
+    from any directory: an absolute path, in a tree whose path has a
+    space."""
+    tree, tools = os.path.join(tmp, "a tree"), os.path.join(tmp, "tools")
+    os.makedirs(os.path.join(tree, "scripts"))
+    os.makedirs(tools)
+    script = os.path.join(tree, "scripts", "matplotlib.sh")
+    shutil.copy(os.path.join(ROOT, "scripts", "matplotlib.sh"), script)
+    for name, body in (
+            ("id", "echo 1000"),
+            # venv's python3 has matplotlib and installs it
+            ("python3", 'case "$*" in "-m venv build/venv") mkdir -p '
+             'build/venv/bin && printf "#!/bin/sh\n" >build/venv/bin/'
+             'python3 && chmod +x build/venv/bin/python3;; *) exit 1;; '
+             'esac')):
+        with open(os.path.join(tools, name), "w") as f:
+            f.write(f"#!/bin/sh\n{body}\n")
+        os.chmod(os.path.join(tools, name), 0o755)
+    p = subprocess.run([script], capture_output=True, text=True, cwd=tmp,
+                       timeout=60, env=dict(os.environ, PATH=tools
+                                            + os.pathsep + "/usr/bin:/bin"))
+    want = os.path.join(tree, "build", "venv", "bin", "python3")
+    check(p.returncode == 0 and p.stdout == want + "\n"
+          and os.access(want, os.X_OK),
+          "matplotlib.sh run from elsewhere prints its venv's python3 as "
+          "an absolute path", f"exit {p.returncode}: {p.stdout}{p.stderr}")
+
+
 # ---- bad command lines -----------------------------------------------------
 
 BAD = [
@@ -1437,7 +1467,7 @@ def main():
                  test_sweep_closed_pipe, test_sweep_bad_input,
                  test_interrupt, test_perf_interrupt, test_profiles,
                  test_sweep_bounds, test_perf,
-                 test_cpu_model):
+                 test_cpu_model, test_matplotlib_sh):
         with tempfile.TemporaryDirectory(prefix="t_scripts-") as tmp:
             try:
                 test(tmp)
