@@ -17,7 +17,10 @@ PREFIX  ?= /usr/local
 # default build puts the libraries here, and the objects, tests and
 # examples under build/.
 O       ?= .
-OUT     := $(if $(filter .,$(O)),build,$(O))
+# O naming the tree however it is spelled (./, its absolute path) is the
+# default: build/, not tests/ and examples/, which clean would remove.
+IN_TREE := $(filter $(CURDIR),$(realpath $(O)))
+OUT     := $(if $(IN_TREE),build,$(O))
 OBJ     := $(OUT)/obj
 
 # -fno-semantic-interposition: the library's functions may inline each
@@ -291,9 +294,9 @@ uninstall:
 # O=DIR it removes what the build put in DIR, and DIR if that leaves it
 # empty.
 clean:
-	rm -rf $(if $(filter .,$(O)),build,$(OBJ) $(OUT)/tests $(OUT)/examples) \
+	rm -rf $(if $(IN_TREE),build,$(OBJ) $(OUT)/tests $(OUT)/examples) \
 		$(addprefix $(O)/,libusched.a libusched.so $(SONAME)) $(BENCH_BIN)
-	$(if $(filter .,$(O)),,[ ! -d $(O) ] || rmdir --ignore-fail-on-non-empty $(O))
+	$(if $(IN_TREE),,[ ! -d $(O) ] || rmdir --ignore-fail-on-non-empty $(O))
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done
 
 distclean: clean

@@ -1,10 +1,11 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
 # path with a blank is refused before anything is written or removed;
-# make O=DIR clean cleans DIR, not the tree; an edit of the Makefile's own
-# flags rebuilds the library; make test runs only the tests that exist;
-# CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with quotes reach
-# ring-lto's library; another CXX checks the headers again.
+# make O=DIR clean cleans DIR, not the tree, nor the tree's sources when
+# DIR is the tree; an edit of the Makefile's own flags rebuilds the
+# library; make test runs only the tests that exist; CPPFLAGS and LDFLAGS
+# are used and recorded; CFLAGS with quotes reach ring-lto's library;
+# another CXX checks the headers again.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -45,6 +46,14 @@ make_in "$tree" -s O="$tmp/o" all && [ -e "$tmp/o/libusched.a" ] &&
 	make_in "$tree" -s O="$tmp/o" BENCH_BIN="$tmp/bin" clean &&
 	[ ! -e "$tmp/o" ] && [ -d "$tree/build/keep" ]
 ok $? "make O=DIR clean removes DIR's build and DIR, not the tree's build/"
+
+# O naming the tree itself, spelled otherwise than '.': its build goes to
+# build/, and clean leaves the sources in tests/ and examples/ alone.
+make_in "$tree" -s O=./ "build/tests/t_basic" "build/examples/hello" &&
+	[ ! -e "$tree/tests/t_basic" ] &&
+	make_in "$tree" -s O="$tree" clean && [ ! -e "$tree/build/tests" ] &&
+	[ -e "$tree/tests/t_basic.c" ] && [ -e "$tree/examples/hello.c" ]
+ok $? "make O=./ builds in build/; make O=TREE clean keeps tests/ and examples/"
 
 # An edit of the flags in the Makefile itself rebuilds every object.
 make_in "$tree" O="$tmp/o" all &&
