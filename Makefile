@@ -259,14 +259,17 @@ INCDIR = $(DESTDIR)$(PREFIX)/include/usched
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 # A space in them, even a trailing one, would split a path in two, the
 # second taken from / or from here; the shell or sed would take these
-# characters for their own.
+# characters for their own. A relative PREFIX, in usched.pc, would name a
+# directory under wherever pkg-config's user builds.
 unsafe_chars := & | ; < > ( ) ` \ " ' * ? [ ] { } ~ ! $$ \# %
 one_prefix = $(if $(filter-out 1 1 1,$(words $(DESTDIR)$(PREFIX)) \
 	$(words $(INCDIR)) $(words $(LIBDIR))),$(error DESTDIR and PREFIX \
 	must make one path with no spaces, not '$(DESTDIR)$(PREFIX)'))$(if \
 	$(strip $(foreach c,$(unsafe_chars),$(findstring $c,$(DESTDIR)$(PREFIX)))),\
 	$(error DESTDIR and PREFIX must make a path without any of \
-	$(unsafe_chars), not '$(DESTDIR)$(PREFIX)'))
+	$(unsafe_chars), not '$(DESTDIR)$(PREFIX)'))$(if \
+	$(filter-out /%,$(PREFIX)),$(error PREFIX must be an absolute path, \
+	not '$(PREFIX)'))
 
 install: all
 	$(one_prefix)

@@ -1,10 +1,11 @@
 #!/bin/bash
 # make install, as a user sees it: the headers (in include/usched), both
 # libraries and usched.pc land under PREFIX (a second install under
-# another PREFIX names its own; one with a space is refused), and programs
-# build against them with pkg-config alone: the README's complete program,
-# linked shared and static, and one that uses both schedulers, in C and
-# C++. Also: what make uninstall and make clean leave.
+# another PREFIX names its own; one with a space, or a relative one, is
+# refused), and programs build against them with pkg-config alone: the
+# README's complete program, linked shared and static, and one that uses
+# both schedulers, in C and C++. Also: what make uninstall and make clean
+# leave.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -193,6 +194,20 @@ for bad in "$tmp/x&y|" "$tmp/x;y|" "/usr|$tmp/x'y" "$tmp/x\\y|"; do
 		! [ -e "$tmp/x" ]
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
+	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
+		"refused, with the reason; nothing made"
+done
+
+# A relative PREFIX, which usched.pc would name as it is, likewise; under
+# a DESTDIR it ran on into the DESTDIR's name. Both name TMP/x.
+rel=$(realpath --relative-to="$root" "$tmp")
+for bad in "$rel/x|" "x|$tmp/"; do
+	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
+	[ $? != 0 ] && grep -q "PREFIX must be an absolute path" "$tmp/make.log" &&
+		! [ -e "$tmp/x" ]
+	rc=$?
+	bad=${bad//"$tmp"/TMP}
+	bad=${bad//"$rel"/REL_TMP}
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
 		"refused, with the reason; nothing made"
 done
