@@ -119,11 +119,12 @@ $(patsubst tests/%.c,$(OBJ)/tests/%.o,$(wildcard tests/*.c)): \
 # (which use the dispatcher only through its API), whose global symbols are
 # the API's alone: the library's own (hidden) symbols are made local, so
 # that they cannot clash with a program's. A program that uses only the
-# dispatcher links only the first. Objects built with -flto hold compiler
-# IR, which only the final link compiles: they go in as they are.
+# dispatcher links only the first. Objects built with -flto (in CFLAGS,
+# CPPFLAGS or CC) hold compiler IR, which only the final link compiles:
+# they go in as they are.
 $(O)/libusched.a: $(LIB_OBJS)
 	rm -f $@
-ifeq ($(filter -flto%,$(CFLAGS)),)
+ifeq ($(filter -flto%,$(CC) $(ALL_CFLAGS)),)
 	@mkdir -p $(OBJ)/lib
 	$(OBJCOPY) --localize-hidden $(OBJ)/usched.o $(OBJ)/lib/dispatcher.o
 	$(CC) -nostdlib -r $(filter-out $(OBJ)/usched.o,$^) \

@@ -5,7 +5,8 @@
 # DIR is the tree; an edit of the Makefile's own flags rebuilds the
 # library; make test runs only the tests that exist; CPPFLAGS and LDFLAGS
 # are used and recorded; CFLAGS with quotes reach ring-lto's library;
-# another CXX checks the headers again.
+# -flto in CC makes an archive that links; another CXX checks the headers
+# again.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -54,6 +55,14 @@ make_in "$tree" -s O=./ "build/tests/t_basic" "build/examples/hello" &&
 	make_in "$tree" -s O="$tree" clean && [ ! -e "$tree/build/tests" ] &&
 	[ -e "$tree/tests/t_basic.c" ] && [ -e "$tree/examples/hello.c" ]
 ok $? "make O=./ builds in build/; make O=TREE clean keeps tests/ and examples/"
+
+# -flto in CC, not CFLAGS: the archive holds the objects as they are, as
+# with it in CFLAGS, and a program links against it.
+make_in "$tree" -s O="$tmp/lto" CC="cc -flto" all &&
+	cc -flto -I"$tree" "$tree/examples/hello.c" "$tmp/lto/libusched.a" \
+		-pthread -o "$tmp/hello-lto" 2>"$tmp/log" &&
+	"$tmp/hello-lto" | grep -q "^pong 2$"
+ok $? "CC='cc -flto': libusched.a links into a program that runs"
 
 # An edit of the flags in the Makefile itself rebuilds every object.
 make_in "$tree" O="$tmp/o" all &&
