@@ -17,6 +17,11 @@ PREFIX  ?= /usr/local
 # default build puts the libraries here, and the objects, tests and
 # examples under build/.
 O       ?= .
+# O, like the tree, must have no blanks: clean would remove the path's
+# first word. An empty O would build in /.
+ifneq ($(words $(O)),1)
+$(error O must name one directory, with no blanks, not '$(O)')
+endif
 # O naming the tree however it is spelled (./, its absolute path) is the
 # default: build/, not tests/ and examples/, which clean would remove.
 IN_TREE := $(filter $(CURDIR),$(realpath $(O)))

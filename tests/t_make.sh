@@ -1,12 +1,12 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
-# path with a blank is refused before anything is written or removed;
-# make O=DIR clean cleans DIR, not the tree, nor the tree's sources when
-# DIR is the tree; an edit of the Makefile's own flags rebuilds the
-# library; make test runs only the tests that exist; CPPFLAGS and LDFLAGS
-# are used and recorded; CFLAGS with quotes reach ring-lto's library;
-# -flto in CC makes an archive that links; another CXX checks the headers
-# again.
+# path with a blank, or an O with one or empty, is refused before anything
+# is written or removed; make O=DIR clean cleans DIR, not the tree, nor
+# the tree's sources when DIR is the tree; an edit of the Makefile's own
+# flags rebuilds the library; make test runs only the tests that exist;
+# CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with quotes reach
+# ring-lto's library; -flto in CC makes an archive that links; another CXX
+# checks the headers again.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -40,6 +40,19 @@ done
 grep -q "usched builds only in a directory whose path has no blanks, not '$tmp/my projects/u'" \
 	<(make_in "$tmp/my projects/u" all 2>&1; cat "$tmp/log")
 ok $? "make in a path with a blank says why it stops"
+
+# O with a blank, or empty (its clean removed /obj, /tests): refused
+# before anything is written or removed. (The empty one dry, as /'s are
+# at stake.)
+for o in "$tmp/my dir|" "|-n"; do
+	make_in "$tree" ${o#*|} O="${o%|*}" clean 2>/dev/null
+	[ $? != 0 ] && [ "$(cat "$tmp/my")" = keep ] &&
+		grep -q "O must name one directory, with no blanks, not '${o%|*}'" \
+			"$tmp/log"
+	rc=$?
+	o=${o%|*}
+	ok $rc "make O='${o//"$tmp"/TMP}' clean: refused, saying why, nothing removed"
+done
 
 # O=DIR clean: DIR's build goes, and DIR with it; the tree's stays.
 mkdir -p "$tree/build/keep"
