@@ -489,7 +489,8 @@ def memory(args):
 def main():
     global BIN
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=sweep.int_at_least(1), default=3,
+    ap.add_argument("--runs", type=sweep.int_at_least(1, sweep.MAX_RUNS),
+                    default=3,
                     help="rounds of each comparison (default 3)")
     ap.add_argument("--rs", type=sweep.int_list(1),
                     default="2,100,10000,1000000",

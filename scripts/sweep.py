@@ -54,6 +54,9 @@ ALL = 0  # P value meaning "every CPU this process may run on"
 MIN_SECONDS, MAX_SECONDS = 1e-9, 1e9
 MAX_THREADS = 1 << 32
 MAX_M = 1 << 40
+# hyperfine refuses a count beyond 64 bits, failing every point; no one
+# waits for a million runs of one.
+MAX_RUNS = 10 ** 6
 
 
 @dataclass(frozen=True)
@@ -538,9 +541,9 @@ def parse_args(argv):
                     help="override the profile's N values")
     ap.add_argument("--rs", type=int_list(1, MAX_THREADS), metavar="R,...",
                     help="override the profile's R values")
-    ap.add_argument("--runs", type=int_at_least(1),
+    ap.add_argument("--runs", type=int_at_least(1, MAX_RUNS),
                     help="timed runs per point (quick 3, full 5)")
-    ap.add_argument("--warmup", type=int_at_least(0),
+    ap.add_argument("--warmup", type=int_at_least(0, MAX_RUNS),
                     help="warm-up runs per point (default 1)")
     ap.add_argument("--timeout", type=positive_float, metavar="SEC",
                     help="per-point limit, warm-up and runs together "

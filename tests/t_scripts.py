@@ -1064,11 +1064,12 @@ BAD = [
     (SWEEP, "--timeout", "-1"), (SWEEP, "--timeout", "0"),
     (SWEEP, "--timeout", "soon"), (SWEEP, "--profile", "huge"),
     (SWEEP, "--only", "NOPE"), (SWEEP, "--only", ""), (SWEEP, "--runs", "0"),
-    (SWEEP, "--warmup", "-1"), (SWEEP, "--ns", "1"), (SWEEP, "--rs", "2,x"),
+    (SWEEP, "--warmup", "-1"), (SWEEP, "--runs", "99999999999999999999"),
+    (SWEEP, "--warmup", "1000001"), (SWEEP, "--ns", "1"), (SWEEP, "--rs", "2,x"),
     (SWEEP, "--bogus"), (SWEEP, "extra"), (GRAPH, "--bogus"), (GRAPH, "x"),
     # graph.py would refuse such points: the sweep does not measure them.
     (SWEEP, "--rs", "4294967297"), (SWEEP, "--ns", "65536", "--rs", "65537"),
-    (PERF, "--runs", "0"), (PERF, "--rs", "2,x"), (PERF, "--rs", "0"),
+    (PERF, "--runs", "0"), (PERF, "--runs", "1000001"), (PERF, "--rs", "2,x"), (PERF, "--rs", "0"),
 ]
 
 
