@@ -7,6 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-quick}
 out=${REPORT_DIR:-report}
+# The sweep's arguments are checked before minutes of installing and
+# building; a dry run needs neither hyperfine nor the programs.
+# shellcheck disable=SC2086 # SWEEP_ARGS is words
+python3 scripts/sweep.py --profile "$profile" --results "$out/results-$profile" \
+	--dry-run ${SWEEP_ARGS:-} >/dev/null
 
 # Debian packages: hyperfine runs the sweep; the C++ peers' (g++, Boost),
 # as bench/peers/cpp finds them missing, are installed if we can, and

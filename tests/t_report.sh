@@ -58,6 +58,12 @@ rc=$?
 ok $? "not root, no g++: goes on without the C++ peers, saying so; the report has U-ll-1T (exit $rc)"
 [ $rc = 0 ] || sed 's/^/# /' "$tmp/err"
 
+farm "$tmp/root" 0 g++ hyperfine
+PROFILE=huge report "$tmp/root"
+[ $? = 2 ] && [ ! -e "$tmp/apt.log" ] && ! grep -q . "$tmp/log" &&
+	grep -q "argument --profile: invalid choice: 'huge'" "$tmp/err"
+ok $? "root, PROFILE=huge: exit 2, naming it, before installing or building"
+
 farm "$tmp/root" 0 g++
 report "$tmp/root"
 [ $? = 0 ] && grep -qx "install -y -qq g++ libboost-context-dev" "$tmp/apt.log" &&
