@@ -848,10 +848,22 @@ def kill_running():
 
 def passes(argv, env, cwd):
     """Whether argv exits 0 within TIMEOUT seconds: None if it timed out.
+    A test that prints a failed point or bails out has failed, as prove
+    reads it: it is stopped there, not left to run into its watchdog.
     What it leaves running (a test's hung child) is killed."""
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, env=env, cwd=cwd,
                          start_new_session=True)
+    failed = threading.Event()
+
+    def read():
+        for line in p.stdout:
+            if line.startswith((b"not ok", b"Bail out!")):
+                failed.set()
+                kill_group(p.pid)
+                return
+    reader = threading.Thread(target=read)
+    reader.start()
     with RUNNING_LOCK:
         RUNNING.add(p.pid)
     try:
@@ -863,6 +875,10 @@ def passes(argv, env, cwd):
         p.wait()
         with RUNNING_LOCK:
             RUNNING.discard(p.pid)
+        reader.join()
+        p.stdout.close()
+    if failed.is_set():
+        return False
     return None if rc is None else rc == 0
 
 
