@@ -1571,11 +1571,13 @@ static void tests(void)
 	test_buffer_align();
 	test_buffer_classes_edge();
 	test_reuse_fresh();
+	/* first: test_wake_finished waits for -ESRCH, which a finished
+	 * thread that passes for a live one never gives, until its watchdog */
+	test_wake_finished_here();
 	test_wake_finished();
 	test_failed_spawn_turn();
 	test_wake_counted_at_target();
 	test_late_wakes_counted();
-	test_wake_finished_here();
 	test_wake_among_busy();
 	test_wake_among_spawners();
 	test_spawn_wake_order();
