@@ -1,7 +1,8 @@
 /*
  * Pinning of the schedulers' processors to CPUs: USCHED_PIN ("0", "1",
  * unset or empty, anything else refused by init and start), which CPUs
- * the processors run on, and sched_set_pinning() against USCHED_PIN.
+ * the processors run on (of those the starting native thread may use),
+ * and sched_set_pinning() against USCHED_PIN.
  */
 #define _GNU_SOURCE	/* sched_getaffinity */
 #include "../sched/sched.h"
@@ -132,11 +133,60 @@ static void test_pin_precedence(void)
 	   env_off, call_off, bad_unread);
 }
 
+/* Unset or empty, USCHED_PIN pins, as "1" does. */
+static void test_pin_default(void)
+{
+	cpu_set_t all;
+	int n, unset, empty;
+
+	require(sched_getaffinity(0, sizeof all, &all) == 0);
+	n = CPU_COUNT(&all);
+	unsetenv("USCHED_PIN");
+	unset = pin_run(-1, 1);
+	setenv("USCHED_PIN", "", 1);
+	empty = pin_run(-1, 1);
+	unsetenv("USCHED_PIN");
+	ok(unset && empty, "%s: USCHED_PIN unset or empty pins%s (%d, %d)",
+	   ops->so_name, n < 2 ? " (one CPU here: pinned or not looks the "
+	   "same)" : "", unset, empty);
+}
+
+/*
+ * The CPUs counted are those the starting native thread may use, not the
+ * machine's: started from one allowed only its last CPU, both processors
+ * run there.
+ */
+static void test_pin_allowed(void)
+{
+	cpu_set_t all, last;
+	int cpu, one;
+
+	require(sched_getaffinity(0, sizeof all, &all) == 0);
+	if (CPU_COUNT(&all) < 2) {
+		ok(1, "# SKIP %s: one CPU here, no other to leave out",
+		   ops->so_name);
+		return;
+	}
+	for (cpu = CPU_SETSIZE - 1; !CPU_ISSET(cpu, &all); cpu--)
+		;
+	CPU_ZERO(&last);
+	CPU_SET(cpu, &last);
+	require(sched_setaffinity(0, sizeof last, &last) == 0);
+	one = pin_run(1, 1);
+	require(sched_setaffinity(0, sizeof all, &all) == 0);
+	sched_set_pinning(-1);
+	ok(one && pin_first[0] == cpu && pin_first[1] == cpu, "%s: started "
+	   "from a native thread allowed only CPU %d, processors pinned there "
+	   "(got %d, %d)", ops->so_name, cpu, pin_first[0], pin_first[1]);
+}
+
 static void tests(void)
 {
 	test_pin_env();
 	test_pinning();
 	test_pin_precedence();
+	test_pin_default();
+	test_pin_allowed();
 }
 
 int main(void)
