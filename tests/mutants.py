@@ -362,14 +362,22 @@ LL_C = [
     # ll_wake_into
     ("ll-wake-done", "\tcase ST_DONE:\n\t\treturn -ESRCH;\n", "",
      "a wake of a finished thread returns 0"),
+    ("ll-wake-ready", "\t\tthread_set_state(t, ST_READY);\n\t\tadd(q, t);",
+     "\t\tadd(q, t);",
+     "a woken thread still waits: a second wake queues it twice"),
     ("ll-wake-n", "if (--n == 0)", "if (n == 0)",
      "a wake that readies a waiting thread banks one more"),
+    ("ll-wake-into-n", "\tt->t_permits += n;\n", "\tt->t_permits += 1;\n",
+     "wakes piled up from elsewhere count as one"),
     # ll_drain
     ("ll-drain-stat", "n - spawned);", "n);",
      "a spawn from elsewhere counts as a remote wake"),
     ("ll-drain-order", "&t->l_t, n, sched_push_front);",
      "&t->l_t, n, sched_enqueue);",
      "threads woken from elsewhere run the last woken first"),
+    ("ll-drain-release",
+     "\t\tthread_release(&t->l_t);\t/* the inbox's hold */\n", "",
+     "a thread taken from the inbox stays held: its struct is never reused"),
     # ll_take_permit
     ("ll-permit-le", "if (t->t_permits <= 0)", "if (t->t_permits < 0)",
      "a wait with no wake banked returns at once"),
@@ -388,11 +396,21 @@ LL_C = [
      "inbox */\n", "\t\t;\n",
      "a wake of a thread in the inbox keeps its hold: the struct is never "
      "reused"),
+    # ll_fini
+    ("ll-fini-late", "return procs_fini(&ll_procs, ll_count_late);",
+     "return procs_fini(&ll_procs, NULL);",
+     "wakes still in an inbox at fini are not counted"),
     # ll_thread_init
     ("ll-init-group", "if (group < 0)", "if (group < -1)",
      "group -1 is not refused"),
+    ("ll-init-uninit", "\tif (l == NULL)\n\t\treturn NULL;\n", "",
+     "a spawn before init crashes"),
     ("ll-init-local", "if (proc_here(PROCS_LL) == &l->lp_p)", "if (0)",
      "a spawn on its own processor goes through the inbox"),
+    ("ll-init-remote", "\t\tt->l_remote = 1;\n", "",
+     "a thread spawned from elsewhere is not counted as the inbox's"),
+    ("ll-init-hold", "\t\tthread_hold(&t->l_t);\t/* the inbox's */\n", "",
+     "the inbox lets go of a hold it never took"),
     ("ll-init-spawned", "thread_set_state(&t->l_t, ST_SPAWNED);",
      "thread_set_state(&t->l_t, ST_WAITING);",
      "a thread spawned from elsewhere passes for a waiting one"),
@@ -400,6 +418,9 @@ LL_C = [
     ("ll-wait-drained", "return ll_take_permit(t) ? 0 : ustack_block();",
      "return ustack_block();",
      "a wake from elsewhere that came first blocks the wait all the same"),
+    ("ll-wait-outside",
+     "\tif (t == NULL)\n\t\treturn -EPERM;\n\tif (ll_take_permit(t))",
+     "\tif (ll_take_permit(t))", "ll_wait outside a thread crashes"),
     ("ll-wait-permit", "\tif (ll_take_permit(t))\n\t\treturn 0;\n\t/* A wake",
      "\t/* A wake", "a wait with a wake banked blocks all the same"),
     ("ll-wait-inbox", "\t\treturn ll_wait_drained(l, t);\n", "\t\t;\n",
@@ -444,6 +465,8 @@ RR_C = [
      "a thread that blocks with no wake banked runs again"),
     ("rr-next-take", "\t\t\trr_permits_add(t, -1);\n\t\t\trr_ready(r, t);",
      "\t\t\trr_ready(r, t);", "a wake during the block is not used up"),
+    ("rr-next-switches", "\tstat_add(&p->p_stats.ss_switches, 1);\n", "",
+     "switches are not counted"),
     # rr_init, rr_thread_init
     ("rr-init-rc", "\tif (rc != 0)\n\t\treturn rc;\n", "",
      "a failed init returns 0"),
@@ -475,6 +498,9 @@ RR_C = [
     ("rr-wake-local", "int local = here == &r->r_p, rc = 0;",
      "int local = here != NULL, rc = 0;",
      "a wake from another processor counts as local"),
+    ("rr-wake-hold-local", "if (!local && !thread_hold_alive(t))",
+     "if (!thread_hold_alive(t))",
+     "a wake from the thread's processor holds its struct for ever"),
     ("rr-wake-done", "\t\trc = -ESRCH;\n", "",
      "a wake of a finished thread returns 0"),
     ("rr-wake-stat-rc", "\tif (rc == 0)\n\t\tstat_add(local",
@@ -483,6 +509,11 @@ RR_C = [
      "\n\t\t\t\t &r->r_p.p_stats.ss_remote_wakes, 1);",
      "stat_add(&r->r_p.p_stats.ss_local_wakes, 1);",
      "remote wakes count as local ones"),
+    ("rr-wake-release", "\tif (!local)\n\t\tthread_release(t);\n", "",
+     "a wake from elsewhere holds the struct for ever"),
+    ("rr-wake-null",
+     "\tif (t == NULL)\n\t\treturn -EINVAL;\n\tif (here != NULL)",
+     "\tif (here != NULL)", "rr_wake(NULL) crashes"),
     ("rr-wake-outside", "\tif (!procs_wake_enter(&rr_procs))\t/* fini frees t "
      "*/\n\t\treturn -ESRCH;\n\trc = rr_wake_from(t, here);\n"
      "\tprocs_wake_leave(&rr_procs);\n\treturn rc;",
@@ -491,9 +522,17 @@ RR_C = [
 ]
 
 PROC_H = [
-    # count_enter, thread_hold_alive
+    # count_enter, procs_own_*, stat_add, thread_hold_alive
     ("proc-enter-shut", "\t\tif ((n & mask) == shut)\n\t\t\treturn 0;\n", "",
      "spawns and wakes once fini found every thread finished go on"),
+    ("proc-own-enter", "if (p->p_live++ > 0)", "if (p->p_live++ >= 0)",
+     "a processor's own spawns are not counted: fini may stop with "
+     "threads left"),
+    ("proc-give-back-reset", "\t\tp->p_ended = 0;\n", "",
+     "counts kept for ended threads are given back at every idle"),
+    ("proc-stat-add", "__atomic_load_n(c, __ATOMIC_RELAXED) + n,",
+     "__atomic_load_n(c, __ATOMIC_RELAXED) + 1,",
+     "a counter grows by one however many it is told"),
     ("proc-alive-release", "\t\treturn 1;\n\tthread_release(t);\n\treturn 0;",
      "\t\treturn 1;\n\treturn 0;",
      "a wake of a finished thread keeps its hold: the struct is never reused"),
@@ -527,24 +566,53 @@ PROC_C = [
      "sched_set_pinning(0) does not override USCHED_PIN"),
     ("proc-pin-empty", "env == NULL || *env == 0)", "env == NULL)",
      "an empty USCHED_PIN is refused"),
+    ("proc-pin-default", "\t\treturn pinning != 0;\n",
+     "\t\treturn pinning > 0;\n",
+     "with USCHED_PIN unset, processors are not pinned"),
+    ("proc-pin-one", "strcmp(env, \"1\") == 0 ? 1 :",
+     "strcmp(env, \"1\") == 0 ? 0 :", "USCHED_PIN=1 does not pin"),
     ("proc-pin-bad", ": strcmp(env, \"0\") == 0 ? 0 : -1;",
      ": strcmp(env, \"0\") == 0 ? 0 : 1;",
      "a USCHED_PIN other than 0 or 1 pins"),
-    # procs_init, proc_attr
+    # procs_pick
+    ("proc-pick-uninit", "\tif (ps->ps_base == NULL) {\n\t\terrno = EINVAL;",
+     "\tif (0) {\n\t\terrno = EINVAL;", "a spawn before init divides by 0"),
+    ("proc-pick-first", "return proc_nth(ps, n % ps->ps_nr);",
+     "return proc_nth(ps, (n + 1) % ps->ps_nr);",
+     "the first thread or group goes to processor 1"),
+    # procs_init, proc_pin, proc_main, proc_attr
     ("proc-init-zero", "if (nr <= 0 || nr > 4096", "if (nr < 0 || nr > 4096",
      "init of 0 processors is not refused"),
+    ("proc-init-expected", " || expected < 0)", ")",
+     "init expecting -1 threads is not refused"),
     ("proc-init-busy", "\tif (ps->ps_base != NULL && !ps->ps_finished)\t/* "
      "fini first */\n\t\treturn -EBUSY;\n", "",
      "init again before fini is not refused"),
+    ("proc-init-pin", "\tif (pinning_on() < 0)\t/* said before",
+     "\tif (0)\t/* said before", "init with a bad USCHED_PIN is not refused"),
     ("proc-init-idx", "\t\tp->p_idx = i;\n", "",
      "every processor is pinned to the first CPU"),
+    ("proc-pin-wrap", "\ti %= CPU_COUNT(&allowed);\n", "",
+     "processors past the CPUs are not pinned"),
+    ("proc-pin-allowed", "if (CPU_ISSET(cpu, &allowed) && n++ == i)",
+     "if (n++ == i)", "a processor is pinned to the i-th CPU, allowed or not"),
+    ("proc-main-pin", "\tif (p->p_procs->ps_pin)\n", "\tif (1)\n",
+     "processors are pinned with pinning off"),
     ("proc-attr-min", "size < PROC_STACK_MIN", "size > PROC_STACK_MIN",
      "a processor's native stack may be too small for its threads"),
     # procs_start_held, procs_start
     ("proc-start-again", "\tif (ps->ps_run == ps->ps_nr)\n"
      "\t\treturn -EALREADY;\n", "", "start again returns 0"),
+    ("proc-start-pin-bad", "\t\tif (pin < 0)\n\t\t\treturn -EINVAL;\n", "",
+     "start with a bad USCHED_PIN is not refused"),
+    ("proc-start-pin", "\t\tps->ps_pin = pin;\n", "",
+     "processors are never pinned"),
     ("proc-start-fpctl", "\t\tp->p_sched.s_share_fpctl = share_fpctl;\n", "",
      "sched_set_share_fpctl is ignored"),
+    ("proc-start-break", "\t\tif (rc != 0)\n\t\t\tbreak;\n", "",
+     "a processor that could not be made counts as started"),
+    ("proc-start-closing", "int rc = -EINVAL;\t/* once fini",
+     "int rc = 0;\t/* once fini", "start once fini was called returns 0"),
     ("proc-start-uninit", "\tif (ps->ps_base == NULL)\n\t\treturn -EINVAL;\n"
      "\tif (procs_inside(ps))\t/* a thread must not */",
      "\tif (procs_inside(ps))\t/* a thread must not */",
@@ -552,8 +620,16 @@ PROC_C = [
     ("proc-start-inside", "\tif (procs_inside(ps))\t/* a thread must not */\n"
      "\t\treturn -EPERM;\n", "", "start from a thread is not refused"),
     # procs_fini, procs_done, procs_stats
+    ("proc-fini-uninit",
+     "\tif (ps->ps_base == NULL)\n\t\treturn -EINVAL;\n\tif "
+     "(procs_inside(ps))\t/* would wait",
+     "\tif (procs_inside(ps))\t/* would wait", "fini before init returns 0"),
     ("proc-fini-inside", "\tif (procs_inside(ps))\t/* would wait for itself "
      "*/\n\t\treturn -EDEADLK;\n", "", "fini from a thread is not refused"),
+    ("proc-fini-twice",
+     "if (__atomic_exchange_n(&ps->ps_closing, 1, __ATOMIC_ACQUIRE))",
+     "if (__atomic_exchange_n(&ps->ps_closing, 1, __ATOMIC_ACQUIRE) && 0)",
+     "fini after fini starts the processors again"),
     ("proc-fini-start", "rc = ps->ps_run < ps->ps_nr ? procs_start_held(ps) : "
      "0;", "rc = 0;", "fini does not start the processors not started"),
     ("proc-fini-reopen", "\tif (rc != 0)\t/* before a start that waits may "
@@ -564,15 +640,27 @@ PROC_C = [
      "init after fini is refused as busy"),
     ("proc-done-outside", "\tif (sched_self(ps->ps_slot) == NULL) {",
      "\tif (0) {", "done() outside a thread of its scheduler is not refused"),
+    ("proc-stats-negative", "i < 0 || ", "",
+     "the counters of processor -1 are read"),
     ("proc-stats-range", "i >= ps->ps_nr", "i > ps->ps_nr",
      "the counters of a processor past the last are read"),
+    ("proc-stats-remote",
+     ".ss_remote_wakes = stat_read(&p->p_stats.ss_remote_wakes)",
+     ".ss_remote_wakes = stat_read(&p->p_stats.ss_local_wakes)",
+     "remote wakes read as the local ones"),
     ("proc-stats-max", ".ss_max_stack = __atomic_load_n(",
      ".ss_max_stack = 0 * __atomic_load_n(",
      "the largest saved stack reads 0"),
 ]
 
 POOL_C = [
-    # arena_carve
+    # chunk_new
+    ("pool-chunk-nomem", "\tif (c == NULL)\n\t\treturn NULL;\n#ifdef",
+     "#ifdef", "a chunk malloc refused is written through"),
+    ("pool-chunk-list", "while (!__atomic_compare_exchange_n(&ps->ps_chunks",
+     "while (0 && !__atomic_compare_exchange_n(&ps->ps_chunks",
+     "chunks are not on the list fini frees"),
+    # arena_carve, buf_class
     ("pool-carve-nomem", "\t\tif (c == NULL)\n\t\t\treturn NULL;\n"
      "\t\ta->a_next", "\t\ta->a_next",
      "a chunk that could not be allocated is carved from NULL"),
@@ -580,6 +668,10 @@ POOL_C = [
      "structs and buffers are 8 bytes off 16-byte alignment"),
     ("pool-carve-left", "\ta->a_left -= size;\n", "",
      "an arena carves on past the end of its chunk"),
+    ("pool-class-round",
+     "return (size + BUF_CLASS_SIZE - 1) / BUF_CLASS_SIZE;",
+     "return size / BUF_CLASS_SIZE;",
+     "a buffer's class is rounded down: it is too small"),
     # pool_buf_alloc, pool_buf_free
     ("pool-alloc-big", "\tif (c >= BUF_CLASSES)\n\t\treturn malloc(size);",
      "\tif (c > BUF_CLASSES)\n\t\treturn malloc(size);",
@@ -588,19 +680,41 @@ POOL_C = [
      "\tif (0) {\n\t\tp->p_bufs[c]", "freed buffers are never reused"),
     ("pool-alloc-pop", "\t\tp->p_bufs[c] = *(void **)buf;\n", "",
      "a buffer taken from a free list stays there for the next thread"),
+    ("pool-free-big", "\tif (c >= BUF_CLASSES) {\n\t\tfree(buf);",
+     "\tif (c > BUF_CLASSES) {\n\t\tfree(buf);",
+     "a malloc'd buffer one class too big goes on a free list past the "
+     "last"),
     ("pool-free-push", "\tp->p_bufs[c] = buf;\n", "",
      "freed buffers are lost"),
-    # thread_reuse, proc_thread_new
+    # thread_carve, thread_mem
+    ("pool-carve-zero",
+     "\tif (t != NULL)\t/* a reused one keeps its scheduler's fields */\n"
+     "\t\tmemset(t, 0, ps->ps_thread_size);\n", "\t(void)memset;\n",
+     "a struct carved from reused memory keeps what was there"),
+    ("pool-free-unlink", "\t\t\t\t*prev = t->t_next;\n", "",
+     "a struct reused stays on the free list"),
+    ("pool-owed",
+     "\t\t__atomic_store_n(&p->p_owed, p->p_owed + 1, __ATOMIC_RELAXED);\n",
+     "", "spawns from elsewhere take new structs for ever"),
+    # thread_reuse, proc_thread_new, proc_thread_done, pool_free
     ("pool-repaid", "\t\tp->p_repaid++;\n", "",
      "once a struct is owed, every one goes to spawns from elsewhere"),
     ("pool-reuse-free", "\t\tp->p_free = t;\n", "",
      "a finished thread's struct is lost"),
     ("pool-new-f", "\tif (f == NULL ||\n\t    !(own", "\tif (!(own",
      "a spawn of a NULL function is not refused"),
+    ("pool-new-leave", "\t\tif (own)\n\t\t\tprocs_own_leave(p);\n\t\telse\n"
+     "\t\t\tprocs_leave(p->p_procs, 1);\n", "",
+     "a spawn that got no memory stays counted: fini waits for ever"),
     ("pool-new-enomem", "\t\terrno = ENOMEM;\n", "\t\terrno = EINVAL;\n",
      "a spawn that got no memory says EINVAL"),
     ("pool-new-permits", "\tt->t_permits = 0;\n", "",
      "a reused struct keeps the wakes its last thread banked"),
+    ("pool-done-state",
+     "\t__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_RELEASE);\n"
+     "\tthread_reuse", "\tthread_reuse",
+     "a finished thread passes for a live one"),
+    ("pool-free-chunks", "\t\tfree(c);\n", "", "fini frees no chunk"),
 ]
 
 LOCK_H = [
@@ -682,6 +796,9 @@ EQUIVALENT = {
     "enter-self":
         "s_self is NULL already: a dispatcher starts zeroed, and every "
         "run ends with s_next returning NULL, called with s_self NULL",
+    "pool-class-round":
+        "no size is rounded: the dispatcher asks s_alloc and s_free only "
+        "for multiples of 16 (ustack_grow rounds them)",
 }
 
 # Where C mutants are built and run, with what is not the arch's: its
