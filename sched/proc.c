@@ -275,7 +275,6 @@ int procs_fini(struct procs *ps, void (*late)(struct proc *))
 		return rc;
 	procs_stop(ps);
 	procs_free_pools(ps, late);
-	ps->ps_run = 0;
 	ps->ps_finished = 1;	/* the processors stay for procs_stats */
 	return 0;
 }
