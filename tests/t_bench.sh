@@ -422,20 +422,20 @@ else
 fi
 # Short of memory, create fails in init, start or a spawn, depending on
 # the limit: whichever, it says why.
-failed=0 good=0
+refused=0 said=0
 for v in $(seq 4000 500 20000); do
 	(ulimit -v $v; exec timeout 120 "$bin/create" 3000) >/dev/null 2>"$err"
 	rc=$?
 	case $rc in
 	0) ;;
-	1) failed=$((failed + 1))
+	1) refused=$((refused + 1))
 	   grep -Eq ": (Cannot allocate memory|Resource temporarily unavailable)$" \
-		"$err" && good=$((good + 1)) || echo "# ulimit -v $v: $(cat "$err")" ;;
-	*) failed=$((failed + 1)); echo "# ulimit -v $v: status $rc" ;;
+		"$err" && said=$((said + 1)) || echo "# ulimit -v $v: $(cat "$err")" ;;
+	*) refused=$((refused + 1)); echo "# ulimit -v $v: status $rc" ;;
 	esac
 done
-[ $failed -gt 0 ] && [ $good = $failed ]
-ok $? "create under ulimit -v 4000..20000: $failed failures, each says why"
+[ $refused -gt 0 ] && [ $said = $refused ]
+ok $? "create under ulimit -v 4000..20000: $refused failures, each says why"
 # Each microbenchmark's self-check fails the run when USCHED_BENCH_FAULT
 # injects what it is there to catch; a fault a program does not inject is
 # a usage error, naming the one it does.

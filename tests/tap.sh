@@ -1,16 +1,17 @@
 # TAP for the shell tests, sourced: `ok STATUS NAME` records a point (STATUS
 # 0 passes); `tap_done` prints the plan and fails if any point did. And
 # `own_env` and `own_make`, for the tests of the Makefiles.
-n=0
-failed=0
+# Prefixed: a test's own variables must not reset the count.
+tap_n=0
+tap_failed=0
 
 ok() {
-	n=$((n + 1))
+	tap_n=$((tap_n + 1))
 	if [ "$1" = 0 ]; then
-		echo "ok $n - ${*:2}"
+		echo "ok $tap_n - ${*:2}"
 	else
-		echo "not ok $n - ${*:2}"
-		failed=$((failed + 1))
+		echo "not ok $tap_n - ${*:2}"
+		tap_failed=$((tap_failed + 1))
 	fi
 }
 
@@ -32,6 +33,6 @@ own_make() {
 }
 
 tap_done() {
-	echo "1..$n"
-	[ "$failed" = 0 ]
+	echo "1..$tap_n"
+	[ "$tap_failed" = 0 ]
 }
