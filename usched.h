@@ -34,7 +34,7 @@
 
 /* The contexts are of 64-bit words, and so are the assembly's offsets. */
 #if defined(__ILP32__)
-#error "usched: 64-bit pointers only (not x32, nor aarch64's ILP32)"
+#error "usched: 64-bit pointers only (not i386, x32, nor aarch64's ILP32)"
 #endif
 
 #ifdef __cplusplus

@@ -59,5 +59,6 @@ refused "hwaddress is not supported" clang --target=aarch64-linux-gnu \
 refused "hwaddress is not supported" aarch64-linux-gnu-gcc -fsanitize=hwaddress
 # The assembly's offsets are of 64-bit words.
 refused "64-bit pointers only" gcc -mx32
+refused "not i386" gcc -m32
 refused "64-bit pointers only" aarch64-linux-gnu-gcc -mabi=ilp32
 tap_done
