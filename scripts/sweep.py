@@ -347,8 +347,16 @@ def read(path):
         return ""
 
 
+def write_json(path, obj):
+    """Write obj to path atomically: a reader never sees half of it."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
 def save(results, pt, fields, opts):
-    """Write the point's JSON atomically."""
+    """Write the point's JSON."""
     rec = {"label": pt.impl.label, "binary": pt.impl.binary,
            "n": pt.n, "r": pt.r, "m": pt.m, "d": pt.d, "p": pt.p,
            "messages": pt.messages,
@@ -358,11 +366,7 @@ def save(results, pt, fields, opts):
            "cpu": opts.cpu,
            "seconds": [], "wall": []}
     rec.update(fields)
-    path = result_path(results, pt)
-    with open(path + ".tmp", "w") as f:
-        json.dump(rec, f, indent=1)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
+    write_json(result_path(results, pt), rec)
 
 
 def now():
@@ -648,8 +652,8 @@ def dry_run(todo, done):
 def sweep(todo, opts, hyperfine):
     """Run the points, saving each; return the number that failed."""
     if todo:
-        with open(os.path.join(opts.results, "machine.json"), "w") as f:
-            json.dump(machine_info(opts.bin), f, indent=1)
+        write_json(os.path.join(opts.results, "machine.json"),
+                   machine_info(opts.bin))
     prog = Progress(todo)
     failed = 0
     for pt in todo:
