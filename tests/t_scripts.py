@@ -1065,11 +1065,13 @@ BAD = [
     (SWEEP, "--timeout", "soon"), (SWEEP, "--profile", "huge"),
     (SWEEP, "--only", "NOPE"), (SWEEP, "--only", ""), (SWEEP, "--runs", "0"),
     (SWEEP, "--warmup", "-1"), (SWEEP, "--runs", "99999999999999999999"),
-    (SWEEP, "--warmup", "1000001"), (SWEEP, "--ns", "1"), (SWEEP, "--rs", "2,x"),
+    (SWEEP, "--warmup", "1000001"), (SWEEP, "--ns", "1"),
+    (SWEEP, "--rs", "2,x"),
     (SWEEP, "--bogus"), (SWEEP, "extra"), (GRAPH, "--bogus"), (GRAPH, "x"),
     # graph.py would refuse such points: the sweep does not measure them.
     (SWEEP, "--rs", "4294967297"), (SWEEP, "--ns", "65536", "--rs", "65537"),
-    (PERF, "--runs", "0"), (PERF, "--runs", "1000001"), (PERF, "--rs", "2,x"), (PERF, "--rs", "0"),
+    (PERF, "--runs", "0"), (PERF, "--runs", "1000001"), (PERF, "--rs", "2,x"),
+    (PERF, "--rs", "0"),
 ]
 
 
@@ -1464,7 +1466,8 @@ def main():
                  test_graph_bad, test_graph_legends, test_graph_axes,
                  test_graph_ticks,
                  test_graph_stale,
-                 test_dry_run, test_sweep, test_sweep_rebuilt, test_sweep_warmup,
+                 test_dry_run, test_sweep, test_sweep_rebuilt,
+                 test_sweep_warmup,
                  test_sweep_closed_pipe, test_sweep_bad_input,
                  test_interrupt, test_perf_interrupt, test_profiles,
                  test_sweep_bounds, test_perf,
