@@ -122,7 +122,6 @@ int procs_init(struct procs *ps, int slot, int nr, int expected, size_t size,
 		struct proc *p = proc_nth(ps, i);
 
 		p->p_procs = ps;
-		p->p_idx = i;
 		p->p_sched.s_next = next;
 		p->p_sched.s_alloc = pool_buf_alloc;
 		p->p_sched.s_free = pool_buf_free;
@@ -131,30 +130,32 @@ int procs_init(struct procs *ps, int slot, int nr, int expected, size_t size,
 	return 0;
 }
 
-/* Pins the calling native thread to the i-th CPU it may run on. */
-static void proc_pin(int i)
+/*
+ * Sets attr to pin a processor to the i-th CPU of allowed, modulo their
+ * number. Through the attributes, not by the processor itself: a CPU that
+ * went away since allowed was read fails pthread_create, which start
+ * reports.
+ */
+static int proc_attr_pin(pthread_attr_t *attr, const cpu_set_t *allowed,
+			 int i)
 {
-	cpu_set_t allowed, one;
+	cpu_set_t one;
 	int n = 0, cpu;
 
-	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-		return;
-	i %= CPU_COUNT(&allowed);
+	i %= CPU_COUNT(allowed);
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (CPU_ISSET(cpu, &allowed) && n++ == i)
+		if (CPU_ISSET(cpu, allowed) && n++ == i)
 			break;
 	}
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+	return pthread_attr_setaffinity_np(attr, sizeof one, &one);
 }
 
 static void *proc_main(void *arg)
 {
 	struct proc *p = arg;
 
-	if (p->p_procs->ps_pin)
-		proc_pin(p->p_idx);
 	proc_current[p->p_procs->ps_slot] = p;
 	usched_run(&p->p_sched);
 	proc_current[p->p_procs->ps_slot] = NULL;
@@ -190,22 +191,31 @@ static int proc_attr(pthread_attr_t *attr)
 static int procs_start_held(struct procs *ps)
 {
 	pthread_attr_t attr;
+	cpu_set_t allowed;
 	int pin, rc;
 
 	if (ps->ps_run == ps->ps_nr)
 		return -EALREADY;
-	if (ps->ps_run == 0) {	/* not on a retry: started ones read it */
+	if (ps->ps_run == 0) {	/* a retry pins as the first start did */
 		pin = pinning_on();
 		if (pin < 0)
 			return -EINVAL;
 		ps->ps_pin = pin;
 	}
+	/* The caller's CPUs; unknown (a kernel for more CPUs than cpu_set_t
+	 * holds), none are pinned. */
+	pin = ps->ps_pin &&
+	      sched_getaffinity(0, sizeof allowed, &allowed) == 0;
 	if ((rc = proc_attr(&attr)) != 0)
 		return -rc;
 	for (; ps->ps_run < ps->ps_nr; ps->ps_run++) {
 		struct proc *p = proc_nth(ps, ps->ps_run);
 
 		p->p_sched.s_share_fpctl = share_fpctl;
+		if (pin)
+			rc = proc_attr_pin(&attr, &allowed, ps->ps_run);
+		if (rc != 0)
+			break;
 		rc = pthread_create(&p->p_thread, &attr, proc_main, p);
 		if (rc != 0)
 			break;

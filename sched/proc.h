@@ -65,7 +65,6 @@ enum { BUF_CLASSES = 257, BUF_CLASS_SIZE = 16 };
 struct proc {
 	struct usched        p_sched;	/* first: s_next gets a struct proc */
 	struct procs        *p_procs;
-	int                  p_idx;
 	int                  p_asleep;	/* futex word: 1 while sleeping */
 	pthread_t            p_thread;
 	struct sched_queue   p_ready;

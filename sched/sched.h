@@ -34,8 +34,9 @@ struct sched_ops {
 	 * another native thread's start at the same time); -EINVAL before
 	 * init, once fini was called (it starts them), or with a bad
 	 * USCHED_PIN; -EAGAIN (or another error of pthread_create) if a
-	 * processor's native thread could not be made: those made run on,
-	 * and the next start or fini starts the others. */
+	 * processor's native thread could not be made, or pinned (-EINVAL:
+	 * its CPU went away): those made run on, and the next start or fini
+	 * starts the others. */
 	int   (*so_start)(void);
 	/* A new thread running f(arg); NULL with errno set on failure:
 	 * ENOMEM, or EINVAL: before init, f is NULL, or fini found every

@@ -2,7 +2,8 @@
  * Pinning of the schedulers' processors to CPUs: USCHED_PIN ("0", "1",
  * unset or empty, anything else refused by init and start), which CPUs
  * the processors run on (of those the starting native thread may use),
- * and sched_set_pinning() against USCHED_PIN.
+ * and sched_set_pinning() against USCHED_PIN, and a CPU that cannot be
+ * pinned to.
  */
 #define _GNU_SOURCE	/* sched_getaffinity */
 #include "../sched/sched.h"
@@ -12,8 +13,26 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static const struct sched_ops *ops;
+
+/* Non-negative: sched_getaffinity says only that CPU may be used. */
+static int fake_cpu = -1;
+
+/* Replaces glibc's, for the library too. */
+int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+	if (fake_cpu >= 0) {
+		CPU_ZERO_S(size, set);
+		CPU_SET_S(fake_cpu, size, set);
+		return 0;
+	}
+	memset(set, 0, size);	/* the kernel fills only its own size */
+	return syscall(SYS_sched_getaffinity, pid, size, set) < 0 ? -1 : 0;
+}
 
 /*
  * USCHED_PIN: "0" or "1", unset or empty for the default, else -EINVAL
@@ -180,6 +199,36 @@ static void test_pin_allowed(void)
 	   "(got %d, %d)", ops->so_name, cpu, pin_first[0], pin_first[1]);
 }
 
+/*
+ * A CPU gone between start reading the caller's CPUs and making a
+ * processor (faked: one that never was) fails start with pthread_create's
+ * error. Nothing is lost: fini starts the processors, pinned, and the
+ * threads spawned before run.
+ */
+static void test_pin_gone(void)
+{
+	int bad;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) >= CPU_SETSIZE) {
+		ok(1, "# SKIP %s: no CPU number is free to fake", ops->so_name);
+		return;
+	}
+	pin_cpus[0] = pin_cpus[1] = 0;
+	sched_set_pinning(1);
+	require(ops->so_init(2, 2) == 0);
+	for (long i = 0; i < 2; i++)
+		require(ops->so_spawn(pin_probe, (void *)i, (int)i) != NULL);
+	fake_cpu = CPU_SETSIZE - 1;
+	bad = ops->so_start();
+	fake_cpu = -1;
+	require(ops->so_fini() == 0);
+	sched_set_pinning(-1);
+	ok(bad == -EINVAL && pin_cpus[0] == 1 && pin_cpus[1] == 1, "%s: start "
+	   "pinning to a CPU that is not there: -EINVAL (got %d); fini starts "
+	   "the processors, pinned, and runs the threads (CPUs seen: %d, %d)",
+	   ops->so_name, bad, pin_cpus[0], pin_cpus[1]);
+}
+
 static void tests(void)
 {
 	test_pin_env();
@@ -187,6 +236,7 @@ static void tests(void)
 	test_pin_precedence();
 	test_pin_default();
 	test_pin_allowed();
+	test_pin_gone();
 }
 
 int main(void)
