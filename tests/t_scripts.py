@@ -1071,7 +1071,7 @@ BAD = [
     # graph.py would refuse such points: the sweep does not measure them.
     (SWEEP, "--rs", "4294967297"), (SWEEP, "--ns", "65536", "--rs", "65537"),
     (PERF, "--runs", "0"), (PERF, "--runs", "1000001"), (PERF, "--rs", "2,x"),
-    (PERF, "--rs", "0"),
+    (PERF, "--rs", "0"), (PERF, "--rs", "2,536870913"),
 ]
 
 
