@@ -95,7 +95,7 @@ CET_OFF := $(if $(findstring x86_64,$(shell $(CC) $(CFLAGS) -dumpmachine \
 include bench/flags.mk
 BUILD_FLAGS = $(CC) $(BASE_CFLAGS) $(CET_OFF) $(CPPFLAGS) $(CFLAGS) \
 	      $(LDFLAGS) $(LDLIBS)
-$(OBJ)/flags: FORCE
+$(OBJ)/flags: $(call flags_changed,$(OBJ)/flags,$(BUILD_FLAGS))
 	$(call flags_record,$@,$(BUILD_FLAGS))
 
 # install copies what was built here. With other CC or CFLAGS than the
@@ -181,8 +181,10 @@ $(OUT)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 bench: $(BENCH_PROGS)
 	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p || exit; done
 
-$(BENCH_BIN)/.flags: FORCE
-	$(call flags_record,$@,$(BUILD_FLAGS) $(abspath $(O)))
+BENCH_FLAGS = $(BUILD_FLAGS) $(abspath $(O))
+$(BENCH_BIN)/.flags: $(call flags_changed,$(BENCH_BIN)/.flags,\
+		$(BENCH_FLAGS))
+	$(call flags_record,$@,$(BENCH_FLAGS))
 
 $(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
 		bench/common.h $(O)/libusched.a $(BENCH_BIN)/.flags
@@ -214,7 +216,7 @@ $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
 
 # The public headers compile as C++ (if there is a C++ compiler); OUT/tests/cxx
 # records which, so that another one checks them again.
-$(OUT)/tests/cxx: FORCE
+$(OUT)/tests/cxx: $(call flags_changed,$(OUT)/tests/cxx,$(CXX))
 	$(call flags_record,$@,$(CXX))
 $(OUT)/tests/cxx-header.ok: $(PUB_HDRS) $(OUT)/tests/cxx
 	@mkdir -p $(dir $@)

@@ -6,7 +6,7 @@
 # flags rebuilds the library; make test runs only the tests that exist;
 # CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with quotes reach
 # ring-lto's library; -flto in CC makes an archive that links; another CXX
-# checks the headers again.
+# checks the headers again; make -n writes no record of flags.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -115,5 +115,14 @@ make_in "$tree" -s O="$tmp/o" "$tmp/o/tests/cxx-header.ok" &&
 	! make_in "$tree" -s O="$tmp/o" CXX="$tmp/bad-cxx" \
 		"$tmp/o/tests/cxx-header.ok"
 ok $? "another CXX checks the headers again"
+
+# make -n: after a build, nothing to do; with other CFLAGS, the rebuild
+# they would make, and the build's record of its flags as it was.
+make_in "$tree" -s O="$tmp/o" all && cp "$tmp/o/obj/flags" "$tmp/flags" &&
+	make_in "$tree" -n O="$tmp/o" all && ! grep -q -- " -c " "$tmp/log" &&
+	make_in "$tree" -n O="$tmp/o" CFLAGS=-O1 all &&
+	grep -q -- " -O1 .*-c usched.c" "$tmp/log" &&
+	cmp -s "$tmp/flags" "$tmp/o/obj/flags"
+ok $? "make -n: nothing to do after a build; other CFLAGS show a rebuild, and write no record"
 
 tap_done
