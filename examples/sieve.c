@@ -20,7 +20,8 @@
  * usage: sieve [--sched rr|ll] [-p PROCS] LIMIT
  * prints the primes below LIMIT (2 to 10^6), one a line; with ll, filter k
  * runs on processor k % PROCS. Bad input exits 2. The work grows with the
- * square of the number of primes: 10^5 takes seconds.
+ * square of the number of primes: 10^5 takes seconds on one processor.
+ * More make it slower: every hand-off then goes to another processor.
  */
 #include "sched/sched.h"
 
