@@ -179,9 +179,10 @@ int main(int argc, char **argv)
 		else if ((ops = sched_find(argv[i + 1])) == NULL)
 			usage("no such scheduler:", argv[i + 1]);
 	}
-	if (i + 1 != argc)
-		usage("expected one LIMIT after the options, at",
-		      i < argc ? argv[i] : "");
+	if (i == argc)
+		usage("expected one LIMIT after the options, at", "");
+	if (i + 1 != argc)	/* argv[i] is LIMIT: name what follows it */
+		usage("unexpected argument after LIMIT:", argv[i + 1]);
 	limit = number(argv[i], 2, 1000000,
 		       "LIMIT is from 2 to 1000000, not");
 	rc = ops->so_init(procs, 0);

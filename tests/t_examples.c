@@ -244,6 +244,11 @@ static void test_sieve(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ok(run_output(sieve, bad[i], out, sizeof out) == 2 &&
 		   out[0] == 0, "sieve %s: exit 2, nothing on stdout", bad[i]);
+	/* the message names the extra argument, not LIMIT */
+	ok(run_redirected(sieve, "-p 2 10 11", "2>&1 >/dev/null", out,
+			  sizeof out) == 2 &&
+	   strstr(out, "unexpected argument after LIMIT: '11'"),
+	   "sieve -p 2 10 11: exit 2, naming the argument after LIMIT");
 	expect_full(sieve, "100", 1);
 	expect_full(sieve, "--sched rr -p 2 100", 1);
 	require(setenv("USCHED_PIN", "yes", 1) == 0);
