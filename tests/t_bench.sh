@@ -315,6 +315,32 @@ for run in "ring 2 1 1 0 1" "ring-lto 2 1 1 0 1" "switch -n 10 0" \
 	ok $? "$run >/dev/full: exit 1, and why"
 done
 
+# The peers' Makefiles, in a copy of what they build from: a CPPFLAGS
+# given to make (as the top Makefile passes one on) reaches the compiles,
+# and does not take away the peers' own include paths.
+peers_tree() {	# DIR: the sources of the C and C++ peers, in DIR/bench
+	local src
+	src=$(cd "$(dirname "$0")/../bench" && pwd)
+	mkdir -p "$1/bench/peers" &&
+		cp "$src"/args.[ch] "$src"/flags.mk "$1/bench" &&
+		cp -r "$src"/peers/ring-check.h "$src"/peers/c \
+			"$src"/peers/cpp "$1/bench/peers"
+}
+tree=$(mktemp -d)
+if peers_tree "$tree"; then
+	for run in "c ring-pthread" "cpp ring-cpp"; do
+		set -- $run
+		built $2 || continue
+		own_make "$err" "$tree/bench/peers/$1" \
+			CPPFLAGS=-DPEERS_CPPFLAGS "$tree/bench/bin/$2" &&
+			sed -e :a -e '/\\$/N; s/\\\n//; ta' "$err" |
+			grep -q -- "-DPEERS_CPPFLAGS .*/$2\.c" &&
+			"$tree/bench/bin/$2" 4 3 10 0 1 >/dev/null
+		ok $? "make -C bench/peers/$1 CPPFLAGS=-D...: $2 builds with it"
+	done
+fi
+rm -rf "$tree"
+
 # Unknown options, before or after the arguments.
 for p in ring ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 	 ring-cpp-pool ring-boost; do
