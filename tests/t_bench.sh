@@ -248,6 +248,23 @@ else
 	ok $? "ring-pthread P = 1024: on all of them (got '$got')"
 fi
 built ring-pthread && expect 2 ring-pthread 2 1 1 0 1025
+# Where glibc's least thread stack is more than ring-pthread's base, as
+# on aarch64 (run under qemu, if both are here): it still runs at D = 0.
+if ! command -v aarch64-linux-gnu-gcc >/dev/null ||
+   ! command -v qemu-aarch64 >/dev/null; then
+	echo "# skipping ring-pthread on aarch64: no cross compiler or qemu"
+else
+	src=$(cd "$(dirname "$0")/../bench" && pwd)
+	arm=$(mktemp)
+	aarch64-linux-gnu-gcc -std=c11 -O2 -I"$src" -I"$src/peers" -pthread \
+		-o "$arm" "$src/peers/c/ring-pthread.c" "$src/args.c" &&
+		timeout 120 qemu-aarch64 -L /usr/aarch64-linux-gnu "$arm" \
+			4 3 10 0 1 >/dev/null 2>"$err"
+	rc=$?
+	[ $rc = 0 ] || echo "# status $rc: $(head -n 1 "$err")"
+	ok $rc "ring-pthread 4 3 10 0 1 on aarch64 (qemu): runs"
+	rm -f "$arm"
+fi
 # One thread more than the kernel allows: said at once, with the limit.
 limit=$(( $(cat /proc/sys/vm/max_map_count) / 2 ))
 for f in kernel/pid_max kernel/threads-max; do

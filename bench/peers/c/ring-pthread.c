@@ -17,6 +17,7 @@
 #define _GNU_SOURCE	/* cpu_set_t */
 
 #include <errno.h>
+#include <limits.h>	/* PTHREAD_STACK_MIN */
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 	pthread_t *tids;
 	pthread_attr_t attr;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t stack;
+	size_t base, stack;
 	double start, elapsed;
 	uint64_t i;
 	int err;
@@ -237,8 +238,13 @@ int main(int argc, char **argv)
 	}
 
 	use_cpus(cfg.ra_p);
+	/* glibc refuses a stack under PTHREAD_STACK_MIN, which is more than
+	 * BASE_STACK where pages may be 64 KiB (128 KiB on aarch64). */
+	base = BASE_STACK;
+	if (base < (size_t)PTHREAD_STACK_MIN)
+		base = PTHREAD_STACK_MIN;
 	/* cfg.ra_d <= RING_MAX_D, so this cannot overflow either. */
-	stack = (BASE_STACK + cfg.ra_d + page - 1) / page * page;
+	stack = (base + cfg.ra_d + page - 1) / page * page;
 	if (pthread_attr_init(&attr) != 0 ||
 	    pthread_attr_setstacksize(&attr, stack) != 0) {
 		fprintf(stderr, PROG ": cannot set a %zu-byte thread stack\n",
