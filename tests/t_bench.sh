@@ -281,6 +281,11 @@ else
 	expect 1 ring-pthread 2 $cycles 1 0 1
 	grep -q "threads exceed what /proc/sys/" "$err"
 	ok $? "ring-pthread over the kernel's thread limit names it"
+	# At it too: the process's own thread and maps count, else it made
+	# nearly all its threads, then failed.
+	expect 1 ring-pthread $limit 1 1 0 1
+	grep -q "threads exceed what /proc/sys/" "$err"
+	ok $? "ring-pthread at the kernel's thread limit names it"
 fi
 built ring-boost && expect 0 ring-boost 4 3 10 100000 1
 built ring-go && expect 0 ring-go 4 3 10 1000 2

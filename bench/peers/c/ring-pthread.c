@@ -142,25 +142,46 @@ static unsigned long long sysctl_value(const char *name)
 	return v;
 }
 
+/* The memory maps the process has now: 0 if /proc/self/maps is unreadable. */
+static unsigned long long maps_in_use(void)
+{
+	unsigned long long n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	int c;
+
+	if (f == NULL)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
 /*
- * Fails at once, naming the limit, if the kernel cannot have n threads:
- * each needs a pid, and its stack and guard page two memory maps.
+ * Fails at once, naming the limit, if the kernel cannot have n threads
+ * more: each needs a pid, and its stack and guard page two memory maps.
+ * What this process has already counts too (its main thread, its maps),
+ * else a ring at a limit got nearly all its threads, then failed.
  */
 static void check_thread_limits(uint64_t n)
 {
 	static const struct {
 		const char *l_name;
 		unsigned    l_per_thread;
+		int	    l_maps;	/* 1: counts maps, 0: tasks */
 	} limits[] = {
-		{ "kernel/pid_max", 1 },
-		{ "kernel/threads-max", 1 },
-		{ "vm/max_map_count", 2 },
+		{ "kernel/pid_max", 1, 0 },
+		{ "kernel/threads-max", 1, 0 },
+		{ "vm/max_map_count", 2, 1 },
 	};
+	unsigned long long maps = maps_in_use();
 
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		unsigned long long max = sysctl_value(limits[i].l_name);
+		unsigned long long used = limits[i].l_maps ? maps : 1;
+		unsigned long long per = limits[i].l_per_thread;
 
-		if (max != 0 && n > max / limits[i].l_per_thread) {
+		if (max != 0 && (used >= max || n > (max - used) / per)) {
 			fprintf(stderr, PROG ": %llu threads exceed what "
 				"/proc/sys/%s (%llu) allows\n",
 				(unsigned long long)n, limits[i].l_name, max);
@@ -211,7 +232,6 @@ int main(int argc, char **argv)
 	ring_args_parse(&cfg, argc, argv, RING_P_CPUS);
 	/* Stack pages touched, struct pthread, kernel stack and task. */
 	check_memory(PROG, (double)cfg.ra_threads * (cfg.ra_d + 32 * 1024));
-	check_thread_limits(cfg.ra_threads);
 
 	/* ra_threads <= RING_MAX_THREADS: these sizes cannot overflow. */
 	members = aligned_alloc(64, cfg.ra_threads * sizeof(*members));
@@ -221,6 +241,7 @@ int main(int argc, char **argv)
 			(unsigned long long)cfg.ra_threads);
 		return 1;
 	}
+	check_thread_limits(cfg.ra_threads);	/* with these arrays' maps */
 	for (i = 0; i < cfg.ra_threads; i++) {
 		struct member *mb = &members[i];
 		uint64_t first = i - i % cfg.ra_n;
