@@ -312,6 +312,32 @@ for p in ring-tokio ring-async-std; do
 		grep -q "spawn .*thread" "$err"
 	ok $? "$p, its workers' threads refused: exit 1, and why"
 done
+# main_ticks PROG ARGS...: the CPU ticks of a long ring's main thread once
+# the run has had 60 (enough to spawn its members), then killed.
+main_ticks() {
+	local pid i ticks=
+	"$bin/$1" "${@:2}" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 1000); do
+		if [ "$(cat /proc/$pid/task/*/stat 2>/dev/null |
+			awk '{ t += $14 + $15 } END { print t + 0 }')" -ge 60 ]; then
+			ticks=$(awk '{ print $14 + $15 }' /proc/$pid/task/$pid/stat)
+			break
+		fi
+		sleep 0.05
+	done
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	echo "$ticks"
+}
+# P > 1: the rings spawn their members on the P workers, as the others
+# make them on their P native threads; the main thread only waits.
+for p in ring-tokio ring-async-std; do
+	built $p || continue
+	got=$(main_ticks $p 2 100000 1000000000 0 2)
+	[ -n "$got" ] && [ "$got" -le 2 ]
+	ok $? "$p P = 2: the main thread only waits (${got:-?} ticks of CPU)"
+done
 built ring-tokio && expect 0 ring-tokio 5 20 100 0 2
 built ring-cpp-pool && expect 0 ring-cpp-pool 5 20 100 0 3
 for p in ring-cpp ring-cpp-pool ring-async-std ring-tokio; do
