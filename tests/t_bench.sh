@@ -289,6 +289,18 @@ else
 fi
 built ring-boost && expect 0 ring-boost 4 3 10 100000 1
 built ring-go && expect 0 ring-go 4 3 10 1000 2
+# The Go peers build with the Go 1.22 their go.mod asks for (a newer one
+# there stops an older Go, GOTOOLCHAIN=local): vet finds nothing of the
+# standard library they use newer than that.
+gomod=$(dirname "$0")/../bench/peers/go
+go=$(command -v go || ls /usr/local/go/bin/go 2>/dev/null)	# as its Makefile
+if [ -z "$go" ]; then
+	echo "# skipping the Go peers' version: no go"
+else
+	grep -qx "go 1.22" "$gomod/go.mod" &&
+		(cd "$gomod" && GOTOOLCHAIN=local "$go" vet ./... 2>"$err")
+	ok $? "the Go peers' go.mod asks for Go 1.22, and vet finds no newer API"
+fi
 # Go dies of an address space it cannot have, with a runtime trace: the
 # memory check says so first.
 if built ring-go; then

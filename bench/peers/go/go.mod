@@ -1,3 +1,3 @@
 module usched/bench/peers/go
 
-go 1.26
+go 1.22
