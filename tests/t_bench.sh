@@ -320,9 +320,9 @@ for p in ring-tokio ring-async-std; do
 	# the run fails and says why (tokio hung, async-std aborted).
 	(ulimit -v 10000; exec timeout 60 "$bin/$p" 2 1 1 0 4) \
 		>/dev/null 2>"$err"
-	[ $? = 1 ] && grep -q "^$p: panicked at " "$err" &&
-		grep -q "spawn .*thread" "$err"
-	ok $? "$p, its workers' threads refused: exit 1, and why"
+	[ $? = 1 ] && grep -q "^$p: panicked at .*spawn .*thread" "$err" &&
+		[ "$(wc -l <"$err")" = 1 ]
+	ok $? "$p, its workers' threads refused: exit 1, and why, on one line"
 done
 # main_ticks PROG ARGS...: the CPU ticks of a long ring's main thread once
 # the run has had 60 (enough to spawn its members), then killed.

@@ -27,11 +27,19 @@ pub fn complain(msg: std::fmt::Arguments) {
 
 /// A panic in any thread, such as a runtime's worker that could not be
 /// started, fails the run with its message: left to the runtime, the
-/// process hung (tokio) or aborted (async-std).
+/// process hung (tokio) or aborted (async-std). One line, its reason
+/// after the place: `{info}` put the place alone on the first.
 fn fail_on_panic(prog: &str) {
     let prog = prog.to_owned();
     std::panic::set_hook(Box::new(move |info| {
-        complain(format_args!("{prog}: {info}"));
+        let payload = info.payload();
+        let why = (payload.downcast_ref::<&str>().copied())
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
+        match info.location() {
+            Some(at) => complain(format_args!("{prog}: panicked at {at}: {why}")),
+            None => complain(format_args!("{prog}: panicked: {why}")),
+        }
         std::process::exit(i32::from(EXIT_FAIL));
     }));
 }
