@@ -309,7 +309,7 @@ if built ring-go; then
 	[ $? = 1 ] && grep -q "but ulimit -v allows 3906 MiB" "$err"
 	ok $? "ring-go over ulimit -v: refused at once, naming the limit"
 fi
-# Rust aborts on a failed allocation: its peers check the limit too.
+# Rust aborts on a failed allocation: its peers check the limit first.
 for p in ring-tokio ring-async-std; do
 	built $p || continue
 	(ulimit -v 400000; exec timeout 120 "$bin/$p" 2 200000 2 0 1) \
@@ -323,6 +323,30 @@ for p in ring-tokio ring-async-std; do
 	[ $? = 1 ] && grep -q "^$p: panicked at .*spawn .*thread" "$err" &&
 		[ "$(wc -l <"$err")" = 1 ]
 	ok $? "$p, its workers' threads refused: exit 1, and why, on one line"
+	# Just under the limit by that check, the run may still not fit (the
+	# workers' stacks, malloc's arenas): an allocation refused fails it
+	# with one line, not Rust's abort and backtrace.
+	bad=0 fits=0
+	why="^$p: (out of memory: an allocation of [0-9]+ bytes was refused"
+	why="$why|panicked at .*spawn .*thread)"
+	for v in 100000 150000 200000; do
+		r=$(( v * 1024 / 2048 / 2 * 95 / 100 ))	# 95 % of the estimate
+		for procs in 1 2 8; do
+			run="2 $r 2 0 $procs"
+			(ulimit -v $v; exec timeout 60 "$bin/$p" $run) \
+				>/dev/null 2>"$err"
+			rc=$?
+			if [ $rc = 0 ]; then
+				fits=$((fits + 1))
+			elif [ $rc != 1 ] || ! grep -Eq "$why" "$err"; then
+				bad=$((bad + 1))
+				echo "# ulimit -v $v, $run: status $rc:" \
+					"$(head -n 1 "$err")"
+			fi
+		done
+	done
+	[ $bad = 0 ]
+	ok $? "$p just under ulimit -v: $fits of 9 fit, the rest say why"
 done
 # main_ticks PROG ARGS...: the CPU ticks of a long ring's main thread once
 # the run has had 60 (enough to spawn its members), then killed.

@@ -2,10 +2,14 @@
 //! (generic over the channel flavour), the memory pre-check, verification
 //! and the result line. Each binary only picks a runtime and a channel.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::future::{Future, poll_fn};
 use std::io::Write;
 use std::pin::Pin;
 use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_core::Stream;
@@ -28,9 +32,10 @@ pub fn complain(msg: std::fmt::Arguments) {
 /// A panic in any thread, such as a runtime's worker that could not be
 /// started, fails the run with its message: left to the runtime, the
 /// process hung (tokio) or aborted (async-std). One line, its reason
-/// after the place: `{info}` put the place alone on the first.
-fn fail_on_panic(prog: &str) {
-    let prog = prog.to_owned();
+/// after the place: `{info}` put the place alone on the first. So does
+/// an allocation that fails (`ReportingAlloc`), which names the program.
+fn fail_on_panic(prog: &'static str) {
+    let _ = PROG.set(prog);
     std::panic::set_hook(Box::new(move |info| {
         let payload = info.payload();
         let why = (payload.downcast_ref::<&str>().copied())
@@ -42,6 +47,86 @@ fn fail_on_panic(prog: &str) {
         }
         std::process::exit(i32::from(EXIT_FAIL));
     }));
+}
+
+/// The program's name, for `out_of_memory`.
+static PROG: OnceLock<&'static str> = OnceLock::new();
+
+/// The system's allocator, except that an allocation it refuses fails the
+/// run with one line and exit status 1. Rust's own handler aborts with a
+/// backtrace (status 134), and the memory pre-check cannot see everything
+/// coming: under a `ulimit -v` a little above its estimate, the workers'
+/// stacks and malloc's arenas for them took the rest. No code here asks
+/// for memory it can do without, so a refusal is always the end.
+struct ReportingAlloc;
+
+#[global_allocator]
+static ALLOC: ReportingAlloc = ReportingAlloc;
+
+// SAFETY: every call is System's, with the caller's own arguments; only a
+// null result (a refusal) is not returned.
+unsafe impl GlobalAlloc for ReportingAlloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        granted(unsafe { System.alloc(layout) }, layout.size())
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        granted(unsafe { System.alloc_zeroed(layout) }, layout.size())
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        granted(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
+    }
+}
+
+#[inline]
+fn granted(ptr: *mut u8, size: usize) -> *mut u8 {
+    if ptr.is_null() {
+        out_of_memory(size);
+    }
+    ptr
+}
+
+unsafe extern "C" {
+    /// The C library's exit without its clean-up (no crate for it here).
+    fn _exit(status: i32) -> !;
+}
+
+/// Ends the run for an allocation of `size` bytes refused: nothing of
+/// this allocates. The first thread here reports and exits; any other
+/// waits for that exit, so the report is one line; one refused again
+/// while reporting aborts. It exits with `_exit`: `process::exit` ran this
+/// thread's thread-local destructors, whose allocations were refused too
+/// (an abort, after the report).
+#[cold]
+#[inline(never)]
+fn out_of_memory(size: usize) -> ! {
+    thread_local!(static REPORTING: Cell<bool> = const { Cell::new(false) });
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+
+    if REPORTING.with(|r| r.replace(true)) {
+        std::process::abort();
+    }
+    if REPORTED.swap(true, Ordering::Relaxed) {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    let prog = PROG.get().copied().unwrap_or("ring");
+    complain(format_args!(
+        "{prog}: out of memory: an allocation of {size} bytes was refused"
+    ));
+    // SAFETY: _exit only ends the process; stdout holds nothing unwritten
+    // (the result line, the only output, is flushed at its newline).
+    unsafe { _exit(i32::from(EXIT_FAIL)) }
 }
 
 const USAGE: &str = "N R M D P\n  \
@@ -140,7 +225,7 @@ impl Ring {
     /// What every peer's `main` does first: parses the arguments, then
     /// refuses a run that cannot fit in memory. The error is the exit
     /// status to return, its message already printed.
-    pub fn setup(prog: &str) -> Result<Ring, ExitCode> {
+    pub fn setup(prog: &'static str) -> Result<Ring, ExitCode> {
         fail_on_panic(prog);
         let cfg = Ring::from_args(prog)?;
         cfg.check_memory(prog)?;
