@@ -308,6 +308,19 @@ if built ring-go; then
 		>/dev/null 2>"$err"
 	[ $? = 1 ] && grep -q "but ulimit -v allows 3906 MiB" "$err"
 	ok $? "ring-go over ulimit -v: refused at once, naming the limit"
+	# The runtime holds over a gigabyte of address space from its start:
+	# the check counts it, or 112 stacks of 32 MiB passed it and died.
+	for r in 14 9; do
+		(ulimit -v 4000000; exec timeout 120 "$bin/ring-go" \
+			8 $r 100 30000000 2) >/dev/null 2>"$err"
+		rc=$?
+		msg="beside the [0-9]* MiB of address space it holds"
+		case $r in
+		14) [ $rc = 1 ] && grep -q "$msg" "$err"
+		    ok $? "ring-go R=14 under ulimit -v: refused" ;;
+		9)  ok $rc "ring-go R=9 under ulimit -v: runs" ;;
+		esac
+	done
 fi
 # Rust aborts on a failed allocation: its peers check the limit first.
 for p in ring-tokio ring-async-std; do

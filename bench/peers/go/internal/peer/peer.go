@@ -163,34 +163,37 @@ func Fail(prog, format string, args ...any) {
 }
 
 // CheckMemory refuses to start a run estimated to need more than the
-// memory currently available, or than the address space ulimit -v allows:
-// Go cannot recover from running out of memory (it dies with a runtime
-// trace, or the kernel kills it), so a clear message up front is the only
-// clean failure.
+// memory currently available, or than the address space ulimit -v leaves
+// beside what the process holds already (the Go runtime reserves over a
+// gigabyte at start): Go cannot recover from running out of memory (it
+// dies with a runtime trace, or the kernel kills it), so a clear message
+// up front is the only clean failure.
 func CheckMemory(prog string, need float64) {
 	var lim syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_AS, &lim) == nil &&
-		lim.Cur != ^uint64(0) && need > float64(lim.Cur) { // not unlimited
-		Fail(prog, "needs about %.0f MiB of memory but ulimit -v allows %.0f MiB",
-			need/(1<<20), float64(lim.Cur)/(1<<20))
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &lim) == nil && lim.Cur != ^uint64(0) { // not unlimited
+		held, _ := procKiB("/proc/self/status", "VmSize:")
+		if need+held > float64(lim.Cur) {
+			Fail(prog, "needs about %.0f MiB of memory, beside the %.0f MiB of address space it holds, but ulimit -v allows %.0f MiB",
+				need/(1<<20), held/(1<<20), float64(lim.Cur)/(1<<20))
+		}
 	}
-	avail, ok := memAvailable()
+	avail, ok := procKiB("/proc/meminfo", "MemAvailable:")
 	if ok && need > avail {
 		Fail(prog, "needs about %.0f MiB of memory but only %.0f MiB are available",
 			need/(1<<20), avail/(1<<20))
 	}
 }
 
-// memAvailable reads MemAvailable from /proc/meminfo (Linux only).
-func memAvailable() (float64, bool) {
-	f, err := os.Open("/proc/meminfo")
+// procKiB reads the line "key N kB" of a /proc file (Linux only) as bytes.
+func procKiB(path, key string) (float64, bool) {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if kb, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+		if kb, ok := strings.CutPrefix(sc.Text(), key); ok {
 			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(kb, "kB")), 64)
 			return v * 1024, err == nil
 		}
