@@ -34,6 +34,22 @@ built() {
 	return 1
 }
 
+# probe_running FN CMD...: runs CMD in the background and FN PID every
+# 20 ms, for at most 50 s, until FN prints something; kills CMD, prints it.
+probe_running() {
+	local fn=$1 pid i out=
+	shift
+	"$@" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 2500); do
+		out=$($fn $pid) && [ -n "$out" ] && break
+		sleep 0.02
+	done
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	echo "$out"
+}
+
 bad_ring_args=("" "2 1 x 0 1" "1 1 1 0 1" "2 0 1 0 1" "2 1 0 0 1" "2 1 1 0 0"
 	"-2 1 1 0 1" "+2 1 1 0 1" "0x2 1 1 0 1" "2 1 1 0" "2 1 1 0 1 1"
 	"99999999999999999999 1 1 0 1" "4294967296 4294967296 4294967296 0 1"
@@ -214,20 +230,12 @@ built ring-pthread && expect 0 ring-pthread 4 3 10 100000 5
 # ring_cpus P: the CPU lists of a running ring-pthread's threads, once its
 # members run (a long ring, killed then), one line each distinct list.
 ring_cpus() {
-	local pid i lists=
-	"$bin/ring-pthread" 2 1 100000000 0 "$1" >/dev/null 2>&1 &
-	pid=$!
-	for i in $(seq 1000); do
-		if [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -ge 3 ]; then
-			lists=$(sed -n 's/^Cpus_allowed_list:\t//p' \
-				/proc/$pid/task/*/status 2>/dev/null | sort -u)
-			break
-		fi
-		sleep 0.01
-	done
-	kill $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	echo "$lists"
+	probe_running cpus_once_running "$bin/ring-pthread" 2 1 100000000 0 "$1"
+}
+cpus_once_running() {
+	[ "$(ls /proc/$1/task 2>/dev/null | wc -l)" -ge 3 ] &&
+		sed -n 's/^Cpus_allowed_list:\t//p' /proc/$1/task/*/status \
+			2>/dev/null | sort -u
 }
 # P counts CPUs: P = 1 runs every thread on the first CPU the ring may use;
 # P as many as those, or more, leaves them all.
@@ -364,20 +372,12 @@ done
 # main_ticks PROG ARGS...: the CPU ticks of a long ring's main thread once
 # the run has had 60 (enough to spawn its members), then killed.
 main_ticks() {
-	local pid i ticks=
-	"$bin/$1" "${@:2}" >/dev/null 2>&1 &
-	pid=$!
-	for i in $(seq 1000); do
-		if [ "$(cat /proc/$pid/task/*/stat 2>/dev/null |
-			awk '{ t += $14 + $15 } END { print t + 0 }')" -ge 60 ]; then
-			ticks=$(awk '{ print $14 + $15 }' /proc/$pid/task/$pid/stat)
-			break
-		fi
-		sleep 0.05
-	done
-	kill $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	echo "$ticks"
+	probe_running ticks_after_60 "$bin/$1" "${@:2}"
+}
+ticks_after_60() {
+	[ "$(cat /proc/$1/task/*/stat 2>/dev/null |
+		awk '{ t += $14 + $15 } END { print t + 0 }')" -ge 60 ] &&
+		awk '{ print $14 + $15 }' /proc/$1/task/$1/stat
 }
 # P > 1: the rings spawn their members on the P workers, as the others
 # make them on their P native threads; the main thread only waits.
