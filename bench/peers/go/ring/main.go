@@ -116,8 +116,8 @@ func member(j, n, m int, in <-chan uint64, out chan<- uint64) (got uint64) {
 // Stack padding. D is a runtime value but Go frames have fixed sizes, so D
 // is split greedily into chunks of 64 KiB down to 64 bytes, each chunk a
 // fixed-size array in a frame of its own (one generic instantiation per
-// size; at most 3 frames per size below 64 KiB, so the frame overhead stays
-// small). The ring loop runs at the bottom of those frames, so about D bytes
+// size; at most 3 frames per size below 64 KiB, 4 of 64 bytes, as D rounds
+// up to 64, so the frame overhead stays small). The ring loop runs at the bottom of those frames, so about D bytes
 // (rounded up to 64) stay live on the goroutine's stack across every channel
 // operation. Unlike usched, Go never copies a stack on a switch, only when
 // it grows: here D costs memory and one-off growth copies, not per-message

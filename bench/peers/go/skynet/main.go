@@ -10,6 +10,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"time"
@@ -19,9 +20,11 @@ import (
 
 const (
 	prog      = "skynet-go"
-	usage     = "[LEAVES] [P]\n  LEAVES a power of 10 up to 10^9 (default 1000000), P native threads (1..1024, default 1)"
 	maxLeaves = 1_000_000_000 // keeps the expected sum well inside 64 bits
 )
+
+var usage = fmt.Sprintf("[LEAVES] [P]\n  LEAVES a power of 10 up to 10^9 "+
+	"(default 1000000), P native threads (1..%d, default 1)", peer.MaxProcs)
 
 func main() {
 	peer.HelpIfAsked(prog, usage, os.Args[1:])
@@ -94,7 +97,7 @@ func parse(args []string) (leaves uint64, procs int, err error) {
 			return 0, 0, errors.New("P: " + err.Error())
 		}
 		if p < 1 || p > peer.MaxProcs {
-			return 0, 0, errors.New("P must be between 1 and 1024")
+			return 0, 0, fmt.Errorf("P must be between 1 and %d", peer.MaxProcs)
 		}
 		procs = int(p)
 	}
