@@ -11,9 +11,11 @@
  * however often it is woken, and held (not reused) while in it or while
  * a remote waker works on it. A wait that finds no wake takes the inbox
  * first, so that a remote wake which came before it counts as a local
- * one. A waiting thread is marked ST_WAITING by ll_next once its stack is
- * saved, before the inbox is read; one woken during its block is queued
- * again at once. A thread spawned elsewhere comes through the inbox too,
+ * one (not yet one whose pusher has counted but not pushed: the wait
+ * does not look at l_remote, which cost 10 % of the ring's rate). A
+ * waiting thread is marked ST_WAITING by ll_next once its stack is saved,
+ * before the inbox is read; one woken during its block is queued again at
+ * once. A thread spawned elsewhere comes through the inbox too,
  * as ST_SPAWNED: until its processor takes it, wakes only add up, so it
  * neither runs nor ends while its spawner may still touch it.
  */

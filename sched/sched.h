@@ -50,7 +50,10 @@ struct sched_ops {
 	 * -EPERM outside a thread of this scheduler, -E2BIG if its stack is
 	 * over USCHED_STACK_MAX_DEFAULT (1 MiB), -ENOMEM. A wake already
 	 * received returns at once: waking oneself, then waiting, does not
-	 * let the other threads run (so_yield does). */
+	 * let the other threads run (so_yield does). With ll, a wake from
+	 * elsewhere is received once it is in the processor's inbox: one
+	 * that found an earlier wake from elsewhere still on its way there
+	 * is received with it (the README says why). */
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
 	 * or fini found every thread finished; -EINVAL: NULL. A handle is
