@@ -175,6 +175,15 @@ for a in "2 1 1 2000000000 1:D is more than 524288 bytes" \
 	[ $? = 2 ] && head -n 1 "$err" | grep -q "${a#*:}"
 	ok $? "ring ${a%%:*}: refused with ring's own limit, exit 2"
 done
+# The parser's own bounds: 2^64 - 1 is a number, N*R*M of it overflows;
+# 2^64 is not a number. (Both exit 2: only the message tells them apart.)
+for a in "2 1 18446744073709551615 0 1:N\*R\*M overflows 64 bits" \
+	 "2 1 18446744073709551616 0 1:M: not an unsigned 64-bit decimal"; do
+	why=${a#*:}
+	timeout 120 "$bin/ring" ${a%%:*} 2>"$err"
+	[ $? = 2 ] && head -n 1 "$err" | grep -q "$why"
+	ok $? "ring ${a%%:*}: exit 2, saying ${why//\\/}"
+done
 
 # The peers: tiny rings, bad arguments, and what each accepts for D and P.
 # A token nobody handed (USCHED_RING_FAULT=spurious) fails each one's
