@@ -129,8 +129,16 @@ timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&
 	grep -Eq "^switches: [0-9]+ " "$err" &&
 	grep -Eq "max stack [0-9]+ B" "$err" &&
 	grep -Eq "^peak RSS: [0-9]+ KiB, [0-9.]+ bytes per thread" "$err" &&
-	grep -Eq "^CPU time: user [0-9]+\.[0-9]{2} s, system [0-9]+\.[0-9]{2} s$" "$err"
-ok $? "ring -v prints the switches, max stack, memory and CPU time perf.py reads"
+	grep -Eq "^CPU time: user [0-9]+\.[0-9]{2} s, system [0-9]+\.[0-9]{2} s$" "$err" &&
+	awk '/^processor / { sum += $4 } /^switches: / { total = $2 }
+	     END { exit !(total > 0 && total == sum) }' "$err"
+ok $? "ring -v prints the switches (the processors' sum, not 0), max stack, memory and CPU time perf.py reads"
+# With ll, each cycle lives on one processor: the R cycles are split in P
+# runs of neighbours, whose wakes (N*M a cycle) all stay local.
+timeout 120 "$bin/ring" -v --sched ll 3 7 50 0 3 2>"$err" >/dev/null
+got=$(awk '/^processor / { printf "%s%s/%s", n++ ? " " : "", $7, $10 }' "$err")
+[ "$got" = "450/0 300/0 300/0" ]
+ok $? "ring -v --sched ll 3 7 50 0 3: local/remote wakes a processor are 3, 2 and 2 cycles' own (got '$got')"
 # With few threads the process's own memory swamps theirs: ring -v also
 # says what they added to the RSS it had before allocating for them.
 timeout 120 "$bin/ring" -v --sched rr 2 10 3 0 1 2>"$err" >/dev/null &&
