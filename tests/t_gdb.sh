@@ -2,14 +2,15 @@
 # Backtraces in gdb, on bench/bin/switch: in a thread that blocked and was
 # resumed, they go down to the thread's start (uarch_start); in the middle
 # of a resume, while its stack is copied back, they end at uarch_resume.
-# Neither shows frames gdb cannot name, which a wrong unwind gives.
+# Neither shows frames gdb cannot name, which a wrong unwind gives. And
+# -f of switch and ring reaches the dispatcher.
 set -u
 bin=${BENCH_BIN:-$(cd "$(dirname "$0")/../bench/bin" && pwd)}
 . "$(dirname "$0")/tap.sh"
 
 if ! command -v gdb >/dev/null || [ "$(uname -m)" != x86_64 ] ||
-   [ ! -x "$bin/switch" ]; then
-	echo "1..0 # SKIP needs gdb, x86-64 and bench/bin/switch"
+   [ ! -x "$bin/switch" ] || [ ! -x "$bin/ring" ]; then
+	echo "1..0 # SKIP needs gdb, x86-64, bench/bin/switch and ring"
 	exit 0
 fi
 # No debuginfod: a fresh machine may have no network.
@@ -61,4 +62,19 @@ echo "$thread" | head -1 | grep -q 'cycle_end' &&
 rc=$?
 [ $rc = 0 ] || echo "$out" | sed 's/^/# /'
 ok $rc "in a resumed thread: its frames, down to uarch_start"
+
+# -f reaches the dispatcher: the threads of switch -f and ring -f block
+# with s_share_fpctl set (their switches then skip the FP control state),
+# those of switch and ring without it, unset.
+for run in "switch -n 3 100" "switch -f -n 3 100" "ring 2 1 3 0 1" \
+	   "ring -f 2 1 3 0 1"; do
+	share=$(gdb -ex 'break ustack_block' -ex "run ${run#* } >/dev/null" \
+		-ex 'printf "share %d\n", usched_here->s_share_fpctl' -ex kill \
+		"$bin/${run%% *}" 2>&1 | sed -n 's/^share //p')
+	want=0
+	[[ $run == *" -f "* ]] && want=1
+	[ -n "$share" ] && [ $((share != 0)) = $want ]
+	ok $? "$run: a thread blocks with s_share_fpctl ${share:-?}" \
+		"($([ $want = 1 ] && echo set || echo unset))"
+done
 tap_done
