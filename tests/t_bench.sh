@@ -175,7 +175,13 @@ expect 2 ring --bogus 4 3 10 0 1
 USCHED_RING_FAULT=0 expect 2 ring 4 3 10 0 1	# only "spurious" is a fault
 expect 2 ring 65536 65536 1 0 1		# over 32-bit indices
 expect 2 ring 2 1073741824 1 0 1	# over the scheduler's int
-expect 1 ring 2 1000000000 1 0 1		# more memory than this box
+# More memory than this box (400 GB): the memory check says so, exit 1.
+# Under a limit of 4 GB: a check that broke must fail here at once, not
+# take the box's memory first.
+(ulimit -v 4000000; exec timeout 120 "$bin/ring" 2 1000000000 1 0 1) \
+	>/dev/null 2>"$err"
+[ $? = 1 ] && grep -q "needs about [0-9]* MiB of memory" "$err"
+ok $? "ring 2 1000000000 1 0 1: more memory than this box, said, exit 1"
 # Over the shared parser's limits too: the message names ring's own.
 for a in "2 1 1 2000000000 1:D is more than 524288 bytes" \
 	 "2 4294967296 1 0 1:threads is more than 2147483647\$"; do
@@ -644,7 +650,8 @@ out=$(timeout 120 "$bin/switch" -n 10 0 x 2>/dev/null)
 ok $? "switch -n 10 0 x: fails before timing the good size"
 # Runs that cannot fit fail (exit 1) with the reason: the memory check,
 # before any timing; an allocation that fails all the same.
-out=$(timeout 120 "$bin/switch" -t 16777216 524288 2>&1)
+out=$( (ulimit -v 4000000; timeout 120 "$bin/switch" -t 16777216 524288) \
+	2>&1)
 [ $? = 1 ] && [[ $out == *"needs about "*" MiB of memory"* ]] &&
 	[[ $out != *"saved B"* ]]
 ok $? "switch -t 16777216 524288: needs more memory than there is"
