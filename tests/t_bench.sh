@@ -133,6 +133,13 @@ timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&
 	awk '/^processor / { sum += $4 } /^switches: / { total = $2 }
 	     END { exit !(total > 0 && total == sum) }' "$err"
 ok $? "ring -v prints the switches (the processors' sum, not 0), max stack, memory and CPU time perf.py reads"
+# ring -v's rate: its N*R*M messages over the seconds it printed.
+secs=$(timeout 120 "$bin/ring" -v 4 30 1000 0 1 2>"$err") &&
+	awk -v secs="$secs" '/^messages\/s: [0-9]+ \(120000 messages\)$/ {
+		n++; rate = $2 }
+	    END { exit !(n == 1 && secs > 0 && rate * secs > 118800 &&
+			 rate * secs < 121200) }' "$err"
+ok $? "ring -v 4 30 1000 0 1: messages/s is 120000 over its ${secs:-?} s"
 # With ll, each cycle lives on one processor: the R cycles are split in P
 # runs of neighbours, whose wakes (N*M a cycle) all stay local.
 timeout 120 "$bin/ring" -v --sched ll 3 7 50 0 3 2>"$err" >/dev/null
