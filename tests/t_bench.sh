@@ -520,6 +520,19 @@ for p in create create-cpp create-boost; do
 done
 expect 0 create --sched none 1000
 expect 0 create --sched rr 1000
+# create times one processor: a long run's native threads, once it had 20
+# ticks of CPU, are main's and that processor's, with either scheduler.
+tasks_after_20() {
+	[ "$(cat /proc/$1/stat 2>/dev/null |
+		awk '{ t = $14 + $15 } END { print t + 0 }')" -ge 20 ] &&
+		ls /proc/$1/task | wc -l
+}
+for s in ll rr; do
+	got=$(probe_running tasks_after_20 "$bin/create" --sched $s \
+		1099511627776)
+	[ "$got" = 2 ]
+	ok $? "create --sched $s: main and one processor, ${got:-?} native threads"
+done
 for p in skynet skynet-cpp skynet-go; do
 	built $p || continue
 	expect 0 $p 1000
