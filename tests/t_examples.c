@@ -4,9 +4,11 @@
  */
 #include "tap.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -216,6 +218,58 @@ static char *primes_below(unsigned long limit)
 	return s;
 }
 
+/*
+ * The native threads of sieve --sched sched -p procs 1000000, a long run,
+ * once it has had 20 ticks of CPU; it is killed then. -1 if it ended
+ * first, or did not have them in 50 s.
+ */
+static int sieve_threads(const char *sched, const char *procs)
+{
+	char path[64];
+	int threads = -1;
+	pid_t pid = tap_fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(sieve, sieve, "--sched", sched, "-p", procs, "1000000",
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 2500 && threads < 0; i++) {
+		unsigned long user, sys;
+		struct dirent *e;
+		char state;
+		FILE *f;
+		DIR *d;
+		int n;
+
+		usleep(20000);
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "r")) == NULL)
+			break;
+		/* after "pid (comm) ": state, then 10 fields before utime */
+		n = fscanf(f, "%*d (%*[^)]) %c %*d %*d %*d %*d %*d %*u %*u "
+			   "%*u %*u %*u %lu %lu", &state, &user, &sys);
+		fclose(f);
+		if (n != 3 || state == 'Z')	/* it ended */
+			break;
+		if (user + sys < 20)
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+		if ((d = opendir(path)) == NULL)
+			break;
+		for (threads = 0; (e = readdir(d)) != NULL;)
+			threads += e->d_name[0] != '.';
+		closedir(d);
+	}
+	kill(pid, SIGKILL);
+	tap_wait(pid);
+	return threads;
+}
+
 static void test_sieve(void)
 {
 	static const char *const bad[] = {
@@ -257,6 +311,24 @@ static void test_sieve(void)
 	   strstr(out, "USCHED_PIN must be 0 or 1 (or unset), not 'yes'"),
 	   "USCHED_PIN=yes sieve 10: exit 2, naming the variable");
 	require(unsetenv("USCHED_PIN") == 0);
+	/*
+	 * -p PROCS is the processors' native threads: -p 3 runs two more
+	 * than -p 1 (a sanitizer's own thread may come with either).
+	 */
+	if (runner != NULL) {
+		diag("skipping sieve's native threads: run through '%s'",
+		     runner);
+	} else {
+		for (int s = 0; s < 2; s++) {
+			const char *name = s ? "rr" : "ll";
+			int one = sieve_threads(name, "1");
+			int three = sieve_threads(name, "3");
+
+			ok(one > 0 && three == one + 2, "sieve --sched %s -p 3 "
+			   "1000000: two native threads more than -p 1 (got "
+			   "%d, %d)", name, three, one);
+		}
+	}
 	tap_watchdog_off();
 }
 
