@@ -4,8 +4,8 @@
  * children; the root must get LEAVES * (LEAVES - 1) / 2.
  * USCHED_BENCH_FAULT=sum, to test that check, numbers the leaves from 1.
  *
- * usage: skynet [--sched rr|ll] [LEAVES [P]]
- * Prints the elapsed seconds.
+ * usage: skynet [--sched rr|ll] [-v] [LEAVES [P]]
+ * Prints the elapsed seconds; -v, each processor's counters on stderr.
  */
 #include "args.h"
 #include "common.h"
@@ -17,7 +17,8 @@
 #include <string.h>
 
 static const char usage[] =
-	"[--sched rr|ll] [LEAVES [P]]\n"
+	"[--sched rr|ll] [-v] [LEAVES [P]]\n"
+	"  -v      each processor's switches and wakes, on stderr\n"
 	"  LEAVES  leaf threads, a power of 10 up to 10^9 (default 10^6)\n"
 	"  P       native threads (default 1)\n";
 
@@ -91,11 +92,24 @@ static void node(void *arg)
 	report(n, n->n_sum);
 }
 
+/* -v: the counters of each processor, after the run. */
+static void print_stats(void)
+{
+	struct sched_stats st;
+
+	for (int p = 0; ops->so_stats(p, &st) == 0; p++)
+		fprintf(stderr, "processor %d: switches %lu local wakes %lu "
+			"remote wakes %lu sleeps %lu\n", p, st.ss_switches,
+			st.ss_local_wakes, st.ss_remote_wakes, st.ss_sleeps);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t leaves = 1000000, procs = 1, nodes, first;
 	double secs;
-	int i = bench_options(argc, argv, usage, "ll", 0, &ops, 0, NULL), rc;
+	unsigned flags = 0;
+	int i = bench_options(argc, argv, usage, "ll", 0, &ops, BENCH_VERBOSE,
+			      &flags), rc;
 
 	if (argc - i > 2)
 		usage_fail(argv[0], usage, "too many arguments");
@@ -136,5 +150,7 @@ int main(int argc, char **argv)
 	}
 	free(tree);
 	printf("%.6f\n", secs);
+	if (flags & BENCH_VERBOSE)
+		print_stats();
 	return bench_output_status(argv[0]);
 }

@@ -545,6 +545,14 @@ expect 0 skynet --sched rr 10000 2
 for p in 2 3; do
 	expect 0 skynet --sched ll 10000 $p
 done
+# There, as skynet -v's counters show: each inner node is woken once, by
+# its children, on its own processor; the 11 of each subtree of 1000
+# leaves on processor k % 3, processor 0 also the root (from anywhere).
+expect 0 skynet -v --sched ll 1000 3
+got=$(awk '/^processor / { printf "%s%d", n++ ? " " : "", $7 + $10 }' "$err")
+remote=$(awk '/^processor [12]: / { r += $10 } END { print r + 0 }' "$err")
+[ "$got" = "45 33 33" ] && [ "$remote" = 0 ]
+ok $? "skynet -v --sched ll 1000 3: wakes 45, 33, 33, local (got '$got', $remote remote)"
 out=$(timeout 120 "$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 1000 0 100 prints a header and two rows"
 for t in 1 3 1000; do
