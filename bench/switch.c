@@ -11,11 +11,12 @@
  * threads share the floating-point control state (s_share_fpctl), which a
  * switch then neither saves nor restores. With --floor it times the same
  * copies with no usched at all (floor.c): what a switch by stack copying
- * costs at the least on this machine. USCHED_BENCH_FAULT=stack, to test
- * the checks, has a byte of one thread's stack change, or the floor's
- * copies come 16 bytes short.
+ * costs at the least on this machine. With -v it prints on stderr which
+ * threads take the first turns of each cycle timed. USCHED_BENCH_FAULT=stack,
+ * to test the checks, has a byte of one thread's stack change, or the
+ * floor's copies come 16 bytes short.
  *
- * usage: switch [-n ROUNDS] [-t THREADS] [-s STRIDE] [-f] [--floor]
+ * usage: switch [-n ROUNDS] [-t THREADS] [-s STRIDE] [-f] [-v] [--floor]
  *               [EXTRA_BYTES...]
  */
 #include "../usched.h"
@@ -30,6 +31,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+enum { TURNS_SHOWN = 16 };	/* -v: the first turns of a cycle */
+
 struct cycle {
 	struct usched  c_s;
 	struct ustack *c_u;		/* c_n threads */
@@ -43,6 +46,8 @@ struct cycle {
 	int            c_error;	/* a block's -errno; 1: a stack changed */
 	int            c_finished;
 	int            c_spoil;		/* the fault: thread 0 changes a byte */
+	int            c_turns;		/* first turns seen, to TURNS_SHOWN */
+	int            c_turn[TURNS_SHOWN];	/* the threads that took them */
 };
 
 static struct ustack *cycle_next(struct usched *s)
@@ -58,13 +63,15 @@ static struct ustack *cycle_next(struct usched *s)
  * The thread c_stride on from u, or past the last, the one after u's
  * first: thread j of every ring cycle, then thread j + 1. Out of line, so
  * that the thread's frame, which every switch copies, keeps only what its
- * loop needs.
+ * loop needs. Called in u's first turn, which it notes for -v.
  */
 static __attribute__((noinline)) struct ustack *cycle_after(struct cycle *c,
 							    struct ustack *u)
 {
 	int k = (int)(u - c->c_u), stride = c->c_stride;
 
+	if (c->c_turns < TURNS_SHOWN)
+		c->c_turn[c->c_turns++] = k;
 	if (k + stride < c->c_n)
 		return u + stride;
 	return c->c_u + (k % stride + 1) % stride;
@@ -111,6 +118,7 @@ static void cycle_thread(void *arg)
 
 static int share_fpctl;	/* -f */
 static int floor_only;	/* --floor */
+static int verbose;	/* -v */
 static int fault;	/* USCHED_BENCH_FAULT=stack */
 static const char *prog = "switch";	/* argv[0], for messages */
 
@@ -131,10 +139,11 @@ void fail(const char *fmt, ...)
  * Times a cycle; sets *used and *asked, the largest buffer usched asked
  * for. With buf > 0 each thread starts with a buffer of buf bytes, handed
  * out in address order, and none may have to grow: the order would be
- * lost.
+ * lost. With show, prints the cycle's first turns (-v).
  */
 static double ns_per_switch(int threads, int stride, uint64_t rounds,
-			    size_t extra, int buf, int *used, int *asked)
+			    size_t extra, int buf, int show, int *used,
+			    int *asked)
 {
 	struct cycle c = {
 		.c_s = { .s_next = cycle_next, .s_alloc = cycle_alloc,
@@ -170,6 +179,12 @@ static double ns_per_switch(int threads, int stride, uint64_t rounds,
 		     threads - c.c_finished, threads);
 	if (buf > 0 && c.c_allocs > 0)
 		fail("a thread outgrew its first buffer of %d B", buf);
+	if (show) {
+		fprintf(stderr, "first turns, by thread in address order:");
+		for (int k = 0; k < c.c_turns; k++)
+			fprintf(stderr, " %d", c.c_turn[k]);
+		fprintf(stderr, "%s\n", threads > c.c_turns ? " ..." : "");
+	}
 	*used = c.c_s.s_max_used;
 	*asked = c.c_asked;
 	free(c.c_u);
@@ -177,12 +192,14 @@ static double ns_per_switch(int threads, int stride, uint64_t rounds,
 }
 
 static const char usage[] =
-	"[-n ROUNDS] [-t THREADS] [-s STRIDE] [-f] [--floor] [EXTRA_BYTES...]\n"
+	"[-n ROUNDS] [-t THREADS] [-s STRIDE] [-f] [-v] [--floor] "
+	"[EXTRA_BYTES...]\n"
 	"  -n ROUNDS    hand-overs per thread and size (default 10000000)\n"
 	"  -t THREADS   threads in the cycle (default 2)\n"
 	"  -s STRIDE    each hands on to the one STRIDE buffers on, as a ring\n"
 	"               of THREADS/STRIDE cycles does (default 1: the next)\n"
 	"  -f           threads share the FP control state (s_share_fpctl)\n"
+	"  -v           prints each cycle's first 16 turns on stderr\n"
 	"  --floor      no usched: only save the registers, copy as many bytes\n"
 	"               out and other bytes in with memcpy, restore (no -t, -s)\n"
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
@@ -229,13 +246,13 @@ static void run_sizes(const char *const *sizes, int nsizes, int threads,
 		int asked;
 
 		/* what a thread saves, and the buffer usched gives it */
-		ns_per_switch(2, 1, 1, extra[k], 0, &used, &asked);
+		ns_per_switch(2, 1, 1, extra[k], 0, 0, &used, &asked);
 		if (floor_only)
 			ns = floor_ns(rounds, used, share_fpctl, fault);
 		else	/* in the order of their first turns, unless -s */
 			ns = ns_per_switch(threads, stride, rounds, extra[k],
-					   stride > 1 ? asked : 0, &used,
-					   &asked);
+					   stride > 1 ? asked : 0, verbose,
+					   &used, &asked);
 		printf("%10d %10.2f\n", used, ns);
 	}
 }
@@ -252,6 +269,7 @@ int main(int argc, char **argv)
 	prog = argv[0];
 	for (; i < argc && (strcmp(argv[i], "-f") == 0 ||
 			    strcmp(argv[i], "--floor") == 0 ||
+			    strcmp(argv[i], "-v") == 0 ||
 			    strcmp(argv[i], "-n") == 0 ||
 			    strcmp(argv[i], "-t") == 0 ||
 			    strcmp(argv[i], "-s") == 0); i++) {
@@ -261,6 +279,10 @@ int main(int argc, char **argv)
 		}
 		if (argv[i][1] == '-') {
 			floor_only = 1;
+			continue;
+		}
+		if (argv[i][1] == 'v') {
+			verbose = 1;
 			continue;
 		}
 		if (i + 1 == argc)
@@ -278,6 +300,9 @@ int main(int argc, char **argv)
 			stride = arg_u64(prog, usage, "STRIDE", argv[++i],
 					 1, 1 << 24);
 	}
+	if (floor_only && verbose)
+		usage_fail(prog, usage, "--floor runs no threads: -v means "
+			   "nothing with it");
 	if (floor_only && cycle_option != NULL)
 		usage_fail(prog, usage, "--floor runs no threads: %s means "
 			   "nothing with it", cycle_option);

@@ -567,6 +567,16 @@ for a in "-t 12 -s 4" "-s 6 -t 12" "-t 12 -s 12" "-t 7 -s 1"; do
 		[[ $(echo "$out" | wc -l) = 3 ]]
 	ok $? "switch $a -n 100 0 1000 runs every thread of the cycle"
 done
+# And in the ring's order, as -v shows: thread j of every cycle of STRIDE
+# threads, then thread j + 1.
+for a in "-t 12 -s 4:0 4 8 1 5 9 2 6 10 3 7 11" "-t 3:0 1 2" \
+	 "-t 12 -s 6:0 6 1 7 2 8 3 9 4 10 5 11" \
+	 "-t 40 -s 2:0 2 4 6 8 10 12 14 16 18 20 22 24 26 28 30 ..."; do
+	timeout 120 "$bin/switch" -v ${a%%:*} -n 10 0 >/dev/null 2>"$err" &&
+		got=$(sed -n 's/^first turns, by thread in address order: //p' \
+			"$err") && [ "$got" = "${a#*:}" ]
+	ok $? "switch -v ${a%%:*}: the ring's order (got '$got')"
+done
 out=$(timeout 120 "$bin/switch" -n 100 -f -t 3 0 64 2>&1) &&
 	[[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 100 -f -t 3 0 64: -f among the options"
@@ -651,7 +661,7 @@ done
 for a in "-n x" "-n" "--bogus" "-n 10 --bogus" "-n 0" "-1" "-t 0" "-t" \
 	 "-t x" "-n 10 -t 99999999" "-f -n" "-f --bogus" "--floor -n" \
 	 "--floor x" "--floor -t 3" "-s" "-s 0" "-s x" "-t 10 -s 4" \
-	 "-s 3" "--floor -s 1"; do
+	 "-s 3" "--floor -s 1" "--floor -v" "-v --floor"; do
 	timeout 120 "$bin/switch" $a >/dev/null 2>&1; [ $? = 2 ]
 	ok $? "switch $a exits 2"
 done
