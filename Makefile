@@ -303,12 +303,18 @@ uninstall:
 
 # clean keeps report/: its results may be hours of a full sweep. Under
 # O=DIR it removes what the build put in DIR, and DIR if that leaves it
-# empty.
+# empty. The benchmarks, which every O shares, go with the O whose library
+# they last linked (their record ends with it), and the peers with the
+# tree's own clean.
+BENCH_OURS = $(filter $(abspath $(O)),\
+	$(lastword $(file <$(BENCH_BIN)/.flags)))
 clean:
 	rm -rf $(if $(IN_TREE),build,$(OBJ) $(OUT)/tests $(OUT)/examples) \
-		$(addprefix $(O)/,libusched.a libusched.so $(SONAME)) $(BENCH_BIN)
+		$(addprefix $(O)/,libusched.a libusched.so $(SONAME)) \
+		$(if $(IN_TREE)$(BENCH_OURS),$(BENCH_BIN))
 	$(if $(IN_TREE),,[ ! -d $(O) ] || rmdir --ignore-fail-on-non-empty $(O))
-	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p clean; done
+	$(if $(IN_TREE),@for p in $(PEERS); do \
+		$(MAKE) --no-print-directory -C bench/peers/$$p clean; done)
 
 distclean: clean
 	rm -rf report

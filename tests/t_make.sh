@@ -1,12 +1,13 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
 # path with a blank, or an O with one or empty, is refused before anything
-# is written or removed; make O=DIR clean cleans DIR, not the tree, nor
-# the tree's sources when DIR is the tree; an edit of the Makefile's own
-# flags rebuilds the library; make test runs only the tests that exist;
-# CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with quotes reach
-# ring-lto's library; -flto in CC makes an archive that links; another CXX
-# checks the headers again; make -n writes no record of flags.
+# is written or removed; make O=DIR clean cleans DIR (and bench/bin if DIR
+# built it), not the tree, nor the tree's sources when DIR is the tree; an
+# edit of the Makefile's own flags rebuilds the library; make test runs
+# only the tests that exist; CPPFLAGS and LDFLAGS are used and recorded;
+# CFLAGS with quotes reach ring-lto's library; -flto in CC makes an archive
+# that links; another CXX checks the headers again; make -n writes no
+# record of flags.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -60,6 +61,18 @@ make_in "$tree" -s O="$tmp/o" all && [ -e "$tmp/o/libusched.a" ] &&
 	make_in "$tree" -s O="$tmp/o" BENCH_BIN="$tmp/bin" clean &&
 	[ ! -e "$tmp/o" ] && [ -d "$tree/build/keep" ]
 ok $? "make O=DIR clean removes DIR's build and DIR, not the tree's build/"
+
+# The benchmarks, shared by every O: O=DIR clean leaves them to the O whose
+# library they last linked, and removes them once that is DIR's; the
+# peers' programs are the tree's.
+make_in "$tree" -s bench/bin/ring && touch "$tree/bench/bin/ring-go" &&
+	make_in "$tree" -s O="$tmp/o2" all &&
+	make_in "$tree" -s O="$tmp/o2" clean && [ -e "$tree/bench/bin/ring" ] &&
+	[ -e "$tree/bench/bin/ring-go" ] &&
+	make_in "$tree" -s O="$tmp/o2" bench/bin/ring &&
+	make_in "$tree" -s O="$tmp/o2" clean && [ ! -e "$tree/bench/bin" ] &&
+	[ ! -e "$tmp/o2" ]
+ok $? "make O=DIR clean keeps bench/bin built from another O, removes it built from DIR"
 
 # O naming the tree itself, spelled otherwise than '.': its build goes to
 # build/, and clean leaves the sources in tests/ and examples/ alone.
