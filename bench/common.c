@@ -1,6 +1,7 @@
 #include "common.h"
 #include "args.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,21 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		usage_fail(argv[0], usage, "unknown scheduler '%s' (%s%s)",
 			   name, sched_names(), allow_none ? "|none" : "");
 	return i;
+}
+
+unsigned long bench_print_procs(const struct sched_ops *ops)
+{
+	struct sched_stats st;
+	unsigned long switches = 0;
+
+	for (int p = 0; ops->so_stats(p, &st) == 0; p++) {
+		fprintf(stderr, "processor %d: switches %lu local wakes %lu "
+			"remote wakes %lu sleeps %lu max stack %lu B\n", p,
+			st.ss_switches, st.ss_local_wakes, st.ss_remote_wakes,
+			st.ss_sleeps, st.ss_max_stack);
+		switches += st.ss_switches;
+	}
+	return switches;
 }
 
 void *bench_alloc(struct usched *s, int size)

@@ -31,6 +31,10 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 /* An option, not an argument: "-x" or "--x", but not "-" or "-5". */
 int bench_is_option(const char *arg);
 
+/* -v: each processor's counters, a line each on stderr; their switches'
+ * sum. */
+unsigned long bench_print_procs(const struct sched_ops *ops);
+
 /* s_alloc and s_free for a dispatcher that needs no more than malloc. */
 void *bench_alloc(struct usched *s, int size);
 void bench_free(struct usched *s, void *buf, int size);

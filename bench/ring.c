@@ -222,25 +222,19 @@ static double timeval_seconds(const struct timeval *tv)
 static void print_details(double secs)
 {
 	const struct ring_args *a = &ring.r_args;
-	struct sched_stats st, sum = { 0 };
+	unsigned long switches;
 	struct rusage ru;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "messages/s: %.0f (%llu messages)\n", a->ra_msgs / secs,
 		(unsigned long long)a->ra_msgs);
-	for (int p = 0; ring.r_ops->so_stats(p, &st) == 0; p++) {
-		fprintf(stderr, "processor %d: switches %lu local wakes %lu "
-			"remote wakes %lu sleeps %lu max stack %lu B\n", p,
-			st.ss_switches, st.ss_local_wakes, st.ss_remote_wakes,
-			st.ss_sleeps, st.ss_max_stack);
-		sum.ss_switches += st.ss_switches;
-	}
+	switches = bench_print_procs(ring.r_ops);
 	/* of one CPU's time: P processors share at most all CPUs */
-	fprintf(stderr, "switches: %lu (%.1f ns each)\n", sum.ss_switches,
+	fprintf(stderr, "switches: %lu (%.1f ns each)\n", switches,
 		secs * 1e9 *
 		(a->ra_p < (uint64_t)cpus ? a->ra_p : (uint64_t)cpus) /
-		(sum.ss_switches ? sum.ss_switches : 1));
+		(switches ? switches : 1));
 	/* the first figure is the goal's; the second, what the threads
 	 * added, still says something with a few of them */
 	fprintf(stderr, "peak RSS: %ld KiB, %.1f bytes per thread; %.1f a "

@@ -92,17 +92,6 @@ static void node(void *arg)
 	report(n, n->n_sum);
 }
 
-/* -v: the counters of each processor, after the run. */
-static void print_stats(void)
-{
-	struct sched_stats st;
-
-	for (int p = 0; ops->so_stats(p, &st) == 0; p++)
-		fprintf(stderr, "processor %d: switches %lu local wakes %lu "
-			"remote wakes %lu sleeps %lu\n", p, st.ss_switches,
-			st.ss_local_wakes, st.ss_remote_wakes, st.ss_sleeps);
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t leaves = 1000000, procs = 1, nodes, first;
@@ -151,6 +140,6 @@ int main(int argc, char **argv)
 	free(tree);
 	printf("%.6f\n", secs);
 	if (flags & BENCH_VERBOSE)
-		print_stats();
+		bench_print_procs(ops);
 	return bench_output_status(argv[0]);
 }
