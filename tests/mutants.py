@@ -9,14 +9,14 @@ replaces a text of the C code of usched.c or of the schedulers (ll.c, rr.c,
 sched/) with another: a comparison turned, a check or a store dropped, a
 value changed. Each mutant is built in a copy of the tree and tests run on
 it, two at a time: the dispatcher's for usched.c (under qemu for aarch64),
-SCHED_TESTS for the schedulers; a C mutant runs at x86-64 gcc -O2 unless
-RUN_IN names the configuration that can tell it (a sanitizer's code,
-aarch64's FP control). A mutant that passes them all is a defect of the
-tests, unless it is listed: in SPEED_ONLY, those of the assembly that
-change when work is done, not what a thread finds when it resumes; in
-EQUIVALENT, those of the C code that no program can tell from the code. A
-C mutant whose text is not in its file exactly once, or that does not
-build, fails the run too: the list follows the code.
+SCHED_TESTS for the schedulers (FULL_SCALE's, unscaled); a C mutant runs at
+x86-64 gcc -O2 unless RUN_IN names the configuration that can tell it (a
+sanitizer's code, aarch64's FP control). A mutant that passes them all is a
+defect of the tests, unless it is listed: in SPEED_ONLY, those of the
+assembly that change when work is done, not what a thread finds when it
+resumes; in EQUIVALENT, those of the C code that no program can tell from
+the code. A C mutant whose text is not in its file exactly once, or that
+does not build, fails the run too: the list follows the code.
 
     tests/mutants.py [--arch x86-64|aarch64|all] [--kind asm|c|all]
                      [--list] [--only ID]...
@@ -44,6 +44,9 @@ TESTS = ["t_basic", "t_discard", "t_regs", "t_fpenv", "t_stack", "t_errors",
 SCHED_TESTS = ["t_queue", "t_yield", "t_wake_block", "t_lock", "t_pin", "t_errors",
                "t_bufs", "t_model", "t_sched", "t_faults"]
 SCHED_THREADS = "20000"
+# Scheduler mutants that only tests at full scale kill (USCHED_TEST_THREADS
+# unset), and those tests: t_sched tries 4096 processors only then.
+FULL_SCALE = {"proc-init-max": ["t_sched"]}
 TIMEOUT = 120
 # Fewer mutants than this: the parser no longer reads the assembly, and a
 # run that tried nothing must not pass.
@@ -583,6 +586,8 @@ PROC_C = [
     # procs_init, proc_attr_pin, proc_attr
     ("proc-init-zero", "if (nr <= 0 || nr > 4096", "if (nr < 0 || nr > 4096",
      "init of 0 processors is not refused"),
+    ("proc-init-max", "nr > 4096 ||", "nr >= 4096 ||",
+     "init of 4096 processors is refused"),
     ("proc-init-expected", " || expected < 0)", ")",
      "init expecting -1 threads is not refused"),
     ("proc-init-busy", "\tif (ps->ps_base != NULL && !ps->ps_finished)\t/* "
@@ -1055,7 +1060,7 @@ def c_errors(srcs):
                         "(%s)" % (mid, path, n, what))
         if ids.count(mid) > 1:
             errs.append("%s: two mutants of that id" % mid)
-    for mid in list(RUN_IN) + list(EQUIVALENT):
+    for mid in list(RUN_IN) + list(EQUIVALENT) + list(FULL_SCALE):
         if mid not in ids:
             errs.append("%s: listed, but no C mutant has that id" % mid)
     for mid, name in RUN_IN.items():
@@ -1073,9 +1078,11 @@ def c_line(src, old):
     return src[:src.index(old)].count("\n") + 1
 
 
-def tests_of(path, cfg):
-    """The tests a mutant of path runs in configuration cfg, and their
-    USCHED_TEST_THREADS."""
+def tests_of(path, mid, cfg):
+    """The tests a mutant of path (C mutant mid, or None) runs in
+    configuration cfg, and their USCHED_TEST_THREADS."""
+    if mid in FULL_SCALE:
+        return FULL_SCALE[mid], None
     if path == "usched.c":
         return cfg["tests"], cfg["threads"]
     return SCHED_TESTS, SCHED_THREADS
@@ -1086,7 +1093,7 @@ def asm_jobs(src, arch):
     for kind, idx, ins, new in mutants(src, arch):
         yield Mutant(arch, "%s %s" % (arch, describe(kind, ins, new)), arch,
                      "usched.c", apply(src, idx, ins, new),
-                     SPEED_ONLY.get((arch, kind, ins)), True)
+                     SPEED_ONLY.get((arch, kind, ins)), True, None)
 
 
 def c_jobs(srcs, names, only):
@@ -1097,15 +1104,15 @@ def c_jobs(srcs, names, only):
         if name in names and (not only or mid in only):
             yield Mutant("C " + path, "C %s (%s, %s)" % (mid, name, what),
                          name, path, srcs[path].replace(old, new, 1),
-                         EQUIVALENT.get(mid), False)
+                         EQUIVALENT.get(mid), False, mid)
 
 
 # A mutant: its group in the summary, what it is, the configuration it
 # runs in, the file it changes and what it makes of it, why it may pass
-# every test (or None), and whether it may fail to build (an instruction
-# the assembler refuses).
+# every test (or None), whether it may fail to build (an instruction the
+# assembler refuses), and its id if it is a C mutant.
 Mutant = collections.namedtuple("Mutant", "group what cfg path src why "
-                                "unbuilt_ok")
+                                "unbuilt_ok mid")
 
 
 class Run:
@@ -1152,7 +1159,7 @@ class Run:
         return build(tree, self.cfgs[name], tests)
 
     def mutant(self, k, m):
-        tests, threads = tests_of(m.path, self.cfgs[m.cfg])
+        tests, threads = tests_of(m.path, m.mid, self.cfgs[m.cfg])
         out = self.build(k, m.cfg, m.path, m.src, tests)
         if out is None:
             self.say("%s - %s: does not build" % (
