@@ -197,14 +197,28 @@ $(BENCH_BIN)/ring: bench/peers/ring-check.h
 
 # ring-lto: the ring as a program built with -flto gets it, against the
 # library built with the same flags and -flto, whose wait the link inlines
-# into the ring's loop. The sub-make builds the archive under the other
-# rule, for its O, and rebuilds it when a source or the flags changed.
+# into the ring's loop. The sub-make (lto_sub set) builds the archive under
+# the other rule, for its O, and rebuilds it when a source or the flags
+# changed. Its goal, lto-lib, has a recipe of its own: make does not say
+# the archive "is up to date" at every make bench, and shows the commands
+# (or not, under -s) as the make that runs it does.
 LTO_OUT   := build/lto
 LTO_LIB   := $(LTO_OUT)/libusched.a
-ifneq ($(O),$(LTO_OUT))
+ifeq ($(lto_sub),)
+# An O naming LTO_OUT, however spelled, would build its archive there
+# without -flto, and each make would rebuild what the other did.
+ifneq ($(filter $(abspath $(LTO_OUT)) $(realpath $(LTO_OUT)),\
+		$(abspath $(O)) $(realpath $(O))),)
+$(error O='$(O)' names $(LTO_OUT), where make bench builds ring-lto's \
+	library: choose another O)
+endif
 $(LTO_LIB): FORCE
-	@$(MAKE) -s --no-print-directory O=$(LTO_OUT) \
-		CFLAGS='$(subst ','\'',$(CFLAGS)) -flto' $@
+	@$(MAKE) --no-print-directory O=$(LTO_OUT) lto_sub=1 \
+		CFLAGS='$(subst ','\'',$(CFLAGS)) -flto' lto-lib
+else
+.PHONY: lto-lib
+lto-lib: $(LTO_LIB)
+	@:
 endif
 
 $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \

@@ -5,8 +5,9 @@
 # built it), not the tree, nor the tree's sources when DIR is the tree; an
 # edit of the Makefile's own flags rebuilds the library; make test runs
 # only the tests that exist; CPPFLAGS and LDFLAGS are used and recorded;
-# CFLAGS with quotes reach ring-lto's library; -flto in CC makes an archive
-# that links; another CXX checks the headers again; make -n writes no
+# CFLAGS with quotes reach ring-lto's library, whose commands show (but
+# under -s), and whose directory no O may name; -flto in CC makes an
+# archive that links; another CXX checks the headers again; make -n writes no
 # record of flags.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -120,6 +121,32 @@ ok $? "CPPFLAGS and LDFLAGS reach the compiles and the link; without them, it re
 make_in "$tree" -s BENCH_BIN="$tmp/bin" CFLAGS='-O2 -g -DUSCHED_MSG="a b"' \
 	"$tmp/bin/ring-lto" && "$tmp/bin/ring-lto" 4 3 10 0 1 >/dev/null
 ok $? "CFLAGS with a quoted blank: ring-lto builds and runs"
+
+# The LTO sub-make's commands show as the make's own do: a compile that
+# fails says with what flags. With -s, none; nor, when there is nothing to
+# do, that its archive "is up to date".
+make_in "$tree" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" &&
+	grep -q -- "-O2 -g -flto -c ll\.c -o build/lto/obj/ll\.o$" "$tmp/log" &&
+	touch "$tree/ll.c" && make_in "$tree" -s BENCH_BIN="$tmp/bin" \
+		"$tmp/bin/ring-lto" && ! grep -q -- " -c " "$tmp/log" &&
+	make_in "$tree" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" &&
+	! grep -q "up to date" "$tmp/log"
+ok $? "ring-lto's library: its commands show, but under -s; no 'up to date'"
+
+# An O naming the LTO sub-make's directory, however spelled: the two
+# builds would share it, the archive built without -flto. Refused before
+# anything is built.
+ln -s "$tree/build/lto" "$tmp/lto-link"
+for o in build/lto ./build/lto "$tree/build/lto/" "$tmp/lto-link"; do
+	make_in "$tree" O="$o" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" \
+		2>/dev/null
+	[ $? != 0 ] && ! grep -q -- " -c " "$tmp/log" &&
+		grep -q "O='$o' names build/lto, where make bench builds ring-lto's library: choose another O" \
+			"$tmp/log"
+	rc=$?
+	o=${o//"$tmp"/TMP}
+	ok $rc "make O='${o//TMP\/tree/TREE}' bench/bin/ring-lto: refused, saying why"
+done
 
 # The headers' C++ check runs again with another C++ compiler: one that
 # fails makes check-build fail.
