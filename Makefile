@@ -281,17 +281,29 @@ INCDIR = $(DESTDIR)$(PREFIX)/include/usched
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 # A space in them, even a trailing one, would split a path in two, the
 # second taken from / or from here; the shell or sed would take these
-# characters for their own. A relative PREFIX, in usched.pc, would name a
-# directory under wherever pkg-config's user builds.
+# characters for their own. make expands a '$' in their values as it reads
+# them: PREFIX='/tmp/a$b' (b is no variable) would name /tmp/a, and only
+# make's own $(X) or ${X} can be meant. A relative PREFIX, in usched.pc,
+# would name a directory under wherever pkg-config's user builds; a
+# relative DESTDIR (GNU's is absolute), one in the tree under make -C, not
+# in the directory make was started from.
 unsafe_chars := & | ; < > ( ) ` \ " ' * ? [ ] { } ~ ! $$ \# %
-one_prefix = $(if $(filter-out 1 1 1,$(words $(DESTDIR)$(PREFIX)) \
+make_refs := $$( $${
+stray_dollar = $(findstring $$,$(subst $(word 2,$(make_refs)),,\
+	$(subst $(firstword $(make_refs)),,$(value $1))))
+one_prefix = $(foreach v,DESTDIR PREFIX,$(if $(call stray_dollar,$v),\
+	$(error $v='$(value $v)' has a '$$', which make expands: the path \
+	may have none but in a $$(VAR) of make's)))$(if \
+	$(filter-out 1 1 1,$(words $(DESTDIR)$(PREFIX)) \
 	$(words $(INCDIR)) $(words $(LIBDIR))),$(error DESTDIR and PREFIX \
 	must make one path with no spaces, not '$(DESTDIR)$(PREFIX)'))$(if \
 	$(strip $(foreach c,$(unsafe_chars),$(findstring $c,$(DESTDIR)$(PREFIX)))),\
 	$(error DESTDIR and PREFIX must make a path without any of \
 	$(unsafe_chars), not '$(DESTDIR)$(PREFIX)'))$(if \
 	$(filter-out /%,$(PREFIX)),$(error PREFIX must be an absolute path, \
-	not '$(PREFIX)'))
+	not '$(PREFIX)'))$(if $(filter-out /%,$(DESTDIR)),$(error DESTDIR \
+	must be an absolute path (make -C takes a relative one from the \
+	tree), not '$(DESTDIR)'))
 
 install: all
 	$(one_prefix)

@@ -1,11 +1,11 @@
 #!/bin/bash
 # make install, as a user sees it: the headers (in include/usched), both
 # libraries and usched.pc land under PREFIX (a second install under
-# another PREFIX names its own; one with a space, or a relative one, is
-# refused), and programs build against them with pkg-config alone: the
-# README's complete program, linked shared and static, and one that uses
-# both schedulers, in C and C++. Also: what make uninstall and make clean
-# leave.
+# another PREFIX names its own; one with a space, a '$' or a relative one,
+# or a relative DESTDIR, is refused), and programs build against them with
+# pkg-config alone: the README's complete program, linked shared and
+# static, and one that uses both schedulers, in C and C++. Also: what make
+# uninstall and make clean leave.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -178,12 +178,13 @@ ok $? "make uninstall removes what make install added, and an" \
 # A space in PREFIX or DESTDIR, even a trailing one, is refused before
 # anything is installed: it split a path in two, the second part taken
 # from / or from the source tree.
-for bad in "$tmp/x y|" "$tmp/x |" "/usr|$tmp/x "; do
+for bad in "$tmp/x y|" "$tmp/x |" "/usr|$tmp/x " "$tmp/x"$'\n'"y|"; do
 	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
 	[ $? != 0 ] && grep -q "no spaces" "$tmp/make.log" &&
 		! [ -e "$tmp/x" ] && ! [ -e "$root/y" ]
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
+	bad=${bad//$'\n'/\\n}
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
 		"refused, with the reason; nothing made"
 done
@@ -211,6 +212,47 @@ for bad in "$rel/x|" "x|$tmp/"; do
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
 		"refused, with the reason; nothing made"
 done
+
+# A relative DESTDIR (GNU's is absolute): make -C took it from the tree,
+# not from where make was started. Refused, from there and from the tree.
+stage=usched-stage.$$
+mkdir -p "$tmp/w"
+for from in "$tmp/w" "$root"; do
+	(cd "$from" && make_in /usr install "$stage" >/dev/null)
+	[ $? != 0 ] && grep -q "DESTDIR must be an absolute path .*, not '$stage'" \
+		"$tmp/make.log" && ! [ -e "$tmp/w/$stage" ] && ! [ -e "$root/$stage" ]
+	rc=$?
+	rm -rf "${root:?}/$stage" "$tmp/w/$stage"
+	[ "$from" = "$root" ] && from=TREE || from=TMP/w
+	ok $rc "make -C TREE install DESTDIR=$stage, from $from: refused," \
+		"with the reason; nothing made"
+done
+
+# make expands a '$' in PREFIX or DESTDIR as it reads them: '/x$y' named
+# /x (y is no variable of make's), from the command line or the
+# environment. Refused before anything is installed; make's own $(X) may
+# be meant.
+for bad in "$tmp/x\$y|" "/usr|$tmp/x\$y" "$tmp/x\$\$y|" "$tmp/x\$|"; do
+	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
+	[ $? != 0 ] && grep -q "has a '\$', which make expands: the path may have none but in a \$(VAR) of make's" \
+		"$tmp/make.log" && ! [ -e "$tmp/x" ]
+	rc=$?
+	bad=${bad//"$tmp"/TMP}
+	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
+		"refused, with the reason; nothing made"
+done
+PREFIX="$tmp/x\$y" own_make "$tmp/make.log" "$root" -s O="$tmp/build" \
+	install >/dev/null
+[ $? != 0 ] && grep -q "has a '\$', which make expands" "$tmp/make.log" &&
+	! [ -e "$tmp/x" ]
+ok $? "PREFIX='TMP/x\$y' from the environment: refused likewise"
+make_in "$tmp/b\$y" uninstall >/dev/null
+[ $? != 0 ] && grep -q "has a '\$', which make expands" "$tmp/make.log" &&
+	[ -e "$tmp/b/lib/libusched.a" ]
+ok $? "make uninstall PREFIX='TMP/b\$y': refused likewise; TMP/b's install stays"
+make_in '$(T)/d' install "" T="$tmp" && [ -e "$tmp/d/lib/libusched.a" ] &&
+	[ "$(pc "$tmp/d" --variable=prefix)" = "$tmp/d" ]
+ok $? "PREFIX='\$(T)/d' T=TMP: installs in TMP/d, which usched.pc names"
 
 # A full sweep's results take hours: only distclean removes them.
 recipe() {
