@@ -201,8 +201,9 @@ $(BENCH_BIN)/ring: bench/peers/ring-check.h
 # the other rule, for its O, and rebuilds it when a source or the flags
 # changed. Its goal, lto-lib, has a recipe of its own: make does not say
 # the archive "is up to date" at every make bench, and shows the commands
-# (or not, under -s) as the make that runs it does.
-LTO_OUT   := build/lto
+# (or not, under -s) as the make that runs it does. (Not build/lto: make
+# test builds its configuration lto there.)
+LTO_OUT   := build/ring-lto
 LTO_LIB   := $(LTO_OUT)/libusched.a
 ifeq ($(lto_sub),)
 # An O naming LTO_OUT, however spelled, would build its archive there

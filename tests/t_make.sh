@@ -126,7 +126,7 @@ ok $? "CFLAGS with a quoted blank: ring-lto builds and runs"
 # fails says with what flags. With -s, none; nor, when there is nothing to
 # do, that its archive "is up to date".
 make_in "$tree" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" &&
-	grep -q -- "-O2 -g -flto -c ll\.c -o build/lto/obj/ll\.o$" "$tmp/log" &&
+	grep -q -- "-O2 -g -flto -c ll\.c -o build/ring-lto/obj/ll\.o$" "$tmp/log" &&
 	touch "$tree/ll.c" && make_in "$tree" -s BENCH_BIN="$tmp/bin" \
 		"$tmp/bin/ring-lto" && ! grep -q -- " -c " "$tmp/log" &&
 	make_in "$tree" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" &&
@@ -136,17 +136,23 @@ ok $? "ring-lto's library: its commands show, but under -s; no 'up to date'"
 # An O naming the LTO sub-make's directory, however spelled: the two
 # builds would share it, the archive built without -flto. Refused before
 # anything is built.
-ln -s "$tree/build/lto" "$tmp/lto-link"
-for o in build/lto ./build/lto "$tree/build/lto/" "$tmp/lto-link"; do
+ln -s "$tree/build/ring-lto" "$tmp/lto-link"
+for o in build/ring-lto ./build/ring-lto "$tree/build/ring-lto/" \
+	 "$tmp/lto-link"; do
 	make_in "$tree" O="$o" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" \
 		2>/dev/null
 	[ $? != 0 ] && ! grep -q -- " -c " "$tmp/log" &&
-		grep -q "O='$o' names build/lto, where make bench builds ring-lto's library: choose another O" \
+		grep -q "O='$o' names build/ring-lto, where make bench builds ring-lto's library: choose another O" \
 			"$tmp/log"
 	rc=$?
 	o=${o//"$tmp"/TMP}
 	ok $rc "make O='${o//TMP\/tree/TREE}' bench/bin/ring-lto: refused, saying why"
 done
+
+# make test's configuration lto builds in build/lto: not the sub-make's.
+make_in "$tree" -n test TEST_CONFIGS=lto &&
+	grep -q "O=build/lto .* check-build" "$tmp/log"
+ok $? "make test TEST_CONFIGS=lto builds in build/lto, which is not ring-lto's"
 
 # The headers' C++ check runs again with another C++ compiler: one that
 # fails makes check-build fail.
