@@ -17,6 +17,18 @@ PREFIX  ?= /usr/local
 # default build puts the libraries here, and the objects, tests and
 # examples under build/.
 O       ?= .
+# make expands a '$' in a variable's value as it reads it: O='/home/me/$p'
+# (p no variable) would name /home/me/, whose tests/ and examples/ clean
+# would remove. Only make's own $(X) or ${X} can be meant: stray_dollar
+# finds any other '$' in the value of the variable named $1, as it was
+# given.
+make_refs := $$( $${
+stray_dollar = $(findstring $$,$(subst $(word 2,$(make_refs)),,\
+	$(subst $(firstword $(make_refs)),,$(value $1))))
+ifneq ($(call stray_dollar,O),)
+$(error O='$(value O)' has a '$$', which make expands: the path may have \
+	none but in a $$(VAR) of make's)
+endif
 # O, like the tree, must have no blanks: clean would remove the path's
 # first word. An empty O would build in /.
 ifneq ($(words $(O)),1)
@@ -282,16 +294,12 @@ INCDIR = $(DESTDIR)$(PREFIX)/include/usched
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 # A space in them, even a trailing one, would split a path in two, the
 # second taken from / or from here; the shell or sed would take these
-# characters for their own. make expands a '$' in their values as it reads
-# them: PREFIX='/tmp/a$b' (b is no variable) would name /tmp/a, and only
-# make's own $(X) or ${X} can be meant. A relative PREFIX, in usched.pc,
+# characters for their own; a '$' (stray_dollar) make would expand:
+# PREFIX='/tmp/a$b' would name /tmp/a. A relative PREFIX, in usched.pc,
 # would name a directory under wherever pkg-config's user builds; a
 # relative DESTDIR (GNU's is absolute), one in the tree under make -C, not
 # in the directory make was started from.
 unsafe_chars := & | ; < > ( ) ` \ " ' * ? [ ] { } ~ ! $$ \# %
-make_refs := $$( $${
-stray_dollar = $(findstring $$,$(subst $(word 2,$(make_refs)),,\
-	$(subst $(firstword $(make_refs)),,$(value $1))))
 one_prefix = $(foreach v,DESTDIR PREFIX,$(if $(call stray_dollar,$v),\
 	$(error $v='$(value $v)' has a '$$', which make expands: the path \
 	may have none but in a $$(VAR) of make's)))$(if \

@@ -249,7 +249,7 @@ ok $? "PREFIX='TMP/x\$y' from the environment: refused likewise"
 make_in "$tmp/b\$y" uninstall >/dev/null
 [ $? != 0 ] && grep -q "has a '\$', which make expands" "$tmp/make.log" &&
 	[ -e "$tmp/b/lib/libusched.a" ]
-ok $? "make uninstall PREFIX='TMP/b\$y': refused likewise; TMP/b's install stays"
+ok $? "make uninstall PREFIX='TMP/b\$y': refused; TMP/b's install stays"
 make_in '$(T)/d' install "" T="$tmp" && [ -e "$tmp/d/lib/libusched.a" ] &&
 	[ "$(pc "$tmp/d" --variable=prefix)" = "$tmp/d" ]
 ok $? "PREFIX='\$(T)/d' T=TMP: installs in TMP/d, which usched.pc names"

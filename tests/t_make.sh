@@ -1,14 +1,14 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
-# path with a blank, or an O with one or empty, is refused before anything
-# is written or removed; make O=DIR clean cleans DIR (and bench/bin if DIR
-# built it), not the tree, nor the tree's sources when DIR is the tree; an
-# edit of the Makefile's own flags rebuilds the library; make test runs
-# only the tests that exist; CPPFLAGS and LDFLAGS are used and recorded;
-# CFLAGS with quotes reach ring-lto's library, whose commands show (but
-# under -s), and whose directory no O may name; -flto in CC makes an
-# archive that links; another CXX checks the headers again; make -n writes no
-# record of flags.
+# path with a blank, or an O with one, with a '$' or empty, is refused
+# before anything is written or removed; make O=DIR clean cleans DIR (and
+# bench/bin if DIR built it), not the tree, nor the tree's sources when
+# DIR is the tree; an edit of the Makefile's own flags rebuilds the
+# library; make test runs only the tests that exist; CPPFLAGS and LDFLAGS
+# are used and recorded; CFLAGS with quotes reach ring-lto's library,
+# whose commands show (but under -s), and whose directory no O may name;
+# -flto in CC makes an archive that links; another CXX checks the headers
+# again; make -n writes no record of flags.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -55,6 +55,17 @@ for o in "$tmp/my dir|" "|-n"; do
 	o=${o%|*}
 	ok $rc "make O='${o//"$tmp"/TMP}' clean: refused, saying why, nothing removed"
 done
+
+# O with a '$' make would expand: O='DIR/$y' (y no variable) named DIR,
+# whose tests/ clean removed. Refused; make's own $(X) is taken.
+mkdir -p "$tmp/d/tests" && touch "$tmp/d/tests/keep"
+make_in "$tree" O="$tmp/d/\$y" clean 2>/dev/null
+[ $? != 0 ] && [ -e "$tmp/d/tests/keep" ] &&
+	grep -q "O='$tmp/d/\$y' has a '\$', which make expands" "$tmp/log"
+ok $? "make O='TMP/d/\$y' clean: refused, saying why, nothing removed"
+make_in "$tree" -s O='$(T)/e' T="$tmp" all && [ -e "$tmp/e/libusched.a" ] &&
+	make_in "$tree" -s O='$(T)/e' T="$tmp" clean && [ ! -e "$tmp/e" ]
+ok $? "make O='\$(T)/e' T=TMP builds in TMP/e, and its clean removes it"
 
 # O=DIR clean: DIR's build goes, and DIR with it; the tree's stays.
 mkdir -p "$tree/build/keep"
