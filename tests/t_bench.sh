@@ -251,6 +251,11 @@ for run in "ring-pthread 4 3 10 0 2" "ring-go 5 20 100 0 2" \
 	   "ring-cpp-pool 5 20 100 0 3"; do
 	built ${run%% *} || continue
 	USCHED_RING_FAULT=spurious expect 1 $run
+	case $run in
+	ring-pthread*|ring-cpp*)
+		grep -Eq "woken [1-9][0-9]* times before a token was handed" "$err"
+		ok $? "$run: thread 0's wait caught the token not handed"
+	esac
 done
 for p in ring-pthread ring-cpp ring-cpp-pool ring-boost; do
 	built $p && expect 2 $p 65536 65536 1 0 1	# over 32-bit indices

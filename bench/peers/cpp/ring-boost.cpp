@@ -7,8 +7,8 @@
 // A blocking fiber switches straight to the next runnable fiber (FIFO run
 // queue), not through a scheduler fiber: one context switch per block.
 // Channels count tokens like a semaphore, as in the other peers, and a
-// member checks the count of tokens handed to it after every wait, as
-// usched's ring does.
+// member checks the count of tokens handed to it right after every wait,
+// before passing the token on, as usched's ring does.
 
 #include <alloca.h>
 
@@ -120,14 +120,14 @@ void ring_loop(scheduler &s, const ring_args &cfg, std::uint64_t pos,
 		if (turn == pos) {
 			ring_count_handed(&right.handed);
 			s.send(right);
-			s.recv(me);
-		} else {
-			s.recv(me);
+		}
+		s.recv(me);
+		if (!ring_token_handed(&me.handed, i + 1))
+			me.unhanded++;
+		if (turn != pos) {
 			ring_count_handed(&right.handed);
 			s.send(right);
 		}
-		if (!ring_token_handed(&me.handed, i + 1))
-			me.unhanded++;
 		if (++turn == cfg.ra_n)
 			turn = 0;
 	}

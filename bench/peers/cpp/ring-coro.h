@@ -26,8 +26,10 @@ struct coro_member {
 
 // Member pos of its cycle, for M rounds.  In the round whose number % N is
 // pos it starts the token (send, then wait for it to come round); in every
-// other round it passes the token on, counting it as handed, and it checks
-// that count after every wait, as usched's ring does.  Member is a
+// other round it passes the token on, counting it as handed.  It checks its
+// own count right after every wait, before passing the token on, as usched's
+// ring does: at P > 1, once passed, the token could come round and be
+// counted before a late check, hiding a spurious wake-up.  Member is a
 // coro_member whose channel has send(Sched &) and an awaitable recv().
 template <class Sched, class Member>
 task ring_member(Sched &sched, const ring_args &cfg, std::uint64_t pos,
@@ -39,14 +41,14 @@ task ring_member(Sched &sched, const ring_args &cfg, std::uint64_t pos,
 		if (turn == pos) {
 			ring_count_handed(&right.handed);
 			right.inbox.send(sched);
-			co_await me.inbox.recv();
-		} else {
-			co_await me.inbox.recv();
+		}
+		co_await me.inbox.recv();
+		if (!ring_token_handed(&me.handed, i + 1))
+			me.unhanded++;
+		if (turn != pos) {
 			ring_count_handed(&right.handed);
 			right.inbox.send(sched);
 		}
-		if (!ring_token_handed(&me.handed, i + 1))
-			me.unhanded++;
 		if (++turn == cfg.ra_n)
 			turn = 0;
 	}
