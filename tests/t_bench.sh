@@ -424,6 +424,54 @@ for p in ring-tokio ring-async-std; do
 done
 built ring-tokio && expect 0 ring-tokio 5 20 100 0 2
 built ring-cpp-pool && expect 0 ring-cpp-pool 5 20 100 0 3
+# A worker of ring-cpp-pool that cannot start, for want of a thread or of
+# memory for its state (a std::bad_alloc, which an LD_PRELOAD makes the
+# main thread's first operator new after its first pthread_create throw):
+# exit 1, and why, on one line, not an uncaught exception's abort.
+if built ring-cpp-pool; then
+	(ulimit -v 100000; exec timeout 60 "$bin/ring-cpp-pool" 2 1 1 0 64) \
+		>/dev/null 2>"$err"
+	[ $? = 1 ] && [ "$(wc -l <"$err")" = 1 ] &&
+		grep -q "cannot start worker thread [0-9]* of 64: Resource" "$err"
+	ok $? "ring-cpp-pool, its workers' threads refused: exit 1, and why"
+	shim=$(mktemp -d)
+	cat >"$shim/shim.cpp" <<-'EOS'
+	#include <dlfcn.h>
+	#include <pthread.h>
+	#include <cstdlib>
+	#include <new>
+	static thread_local bool armed;
+	extern "C" int pthread_create(pthread_t *t, const pthread_attr_t *a,
+				      void *(*f)(void *), void *arg)
+	{
+		auto real = reinterpret_cast<decltype(&pthread_create)>(
+			dlsym(RTLD_NEXT, "pthread_create"));
+		int rc = real(t, a, f, arg);
+		armed = true;
+		return rc;
+	}
+	void *operator new(std::size_t n)
+	{
+		void *p = armed ? nullptr : std::malloc(n ? n : 1);
+		if (p == nullptr)
+			throw std::bad_alloc();
+		return p;
+	}
+	EOS
+	if ! "${CXX:-g++}" -shared -fPIC -O2 -o "$shim/shim.so" \
+		"$shim/shim.cpp" -ldl 2>"$err"; then
+		echo "# skipping ring-cpp-pool's bad_alloc: $(head -n 1 "$err")"
+	else
+		LD_PRELOAD=$shim/shim.so timeout 60 "$bin/ring-cpp-pool" \
+			2 1 1 0 2 >/dev/null 2>"$err"
+		rc=$?
+		[ $rc = 1 ] && [ "$(wc -l <"$err")" = 1 ] && grep -q \
+			"cannot start worker thread 2 of 2: std::bad_alloc" "$err"
+		ok $? "ring-cpp-pool, no memory for a worker: exit 1, and why" \
+			"(status $rc: $(head -n 1 "$err"))"
+	fi
+	rm -rf "$shim"
+fi
 for p in ring-cpp ring-cpp-pool ring-async-std ring-tokio; do
 	built $p && expect 2 $p 4 3 10 1 1	# stackless: D must be 0
 done

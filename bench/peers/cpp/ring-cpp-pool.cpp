@@ -19,7 +19,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -96,11 +95,15 @@ public:
 	{
 		std::vector<std::thread> threads;
 
+		// Thrown before any worker starts: ring_main() reports it.
+		threads.reserve(workers_.size());
 		for (auto &w : workers_) {
 			try {
 				threads.emplace_back([this, &w] { work(*w); });
-			} catch (const std::system_error &e) {
-				// Workers already run coroutines: no clean way back.
+			} catch (const std::exception &e) {
+				// No thread (system_error) or no memory for its state
+				// (bad_alloc), and workers already run coroutines: no
+				// clean way back.
 				std::fprintf(stderr, "%s: cannot start worker thread %zu of %zu: %s\n",
 					     prog, w->id + 1, workers_.size(), e.what());
 				std::_Exit(1);
