@@ -1,5 +1,6 @@
 // create-boost: cost of creating, running and destroying one Boost.Context
-// fiber (16 KiB stack from fixedsize_stack) whose body returns at once.
+// fiber (ring-boost's stack at D = 0, from fixedsize_stack) whose body
+// returns at once.
 //
 // Usage: create-boost COUNT.  Prints nanoseconds per fiber.
 
@@ -10,6 +11,7 @@
 #include <memory>
 #include <utility>
 
+#include "boost-stack.h"
 #include "create.h"
 
 namespace ctx = boost::context;
@@ -24,7 +26,7 @@ constexpr const char *usage = "COUNT\n  COUNT  fibers to create, run and destroy
 int main(int argc, char **argv)
 {
 	// Outside the timed loop; it only records the size.
-	ctx::fixedsize_stack stack(16 * 1024);	// as in ring-boost
+	ctx::fixedsize_stack stack(peers::boost_stack_base);
 
 	return peers::create_main(argc, argv, prog, usage, "fibers", [&stack](std::uint64_t count) {
 		std::uint64_t runs = 0;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "args.h"
+#include "boost-stack.h"
 #include "ring-check.h"
 #include "ring.h"
 
@@ -32,7 +33,6 @@ namespace ctx = boost::context;
 namespace {
 
 constexpr const char *prog = "ring-boost";
-constexpr std::size_t base_stack = 16 * 1024;	// loop, boost's record, slack
 
 struct member {
 	ctx::fiber fiber;		// suspended context, empty while running
@@ -153,8 +153,8 @@ int run(const ring_args &cfg)
 	std::vector<member> members(cfg.ra_threads);
 	scheduler s(cfg.ra_threads);
 	// ra_d <= RING_MAX_D: no overflow; round up to whole pages.
-	ctx::fixedsize_stack stack((base_stack + cfg.ra_d + 4095) / 4096 *
-				   4096);
+	ctx::fixedsize_stack stack((peers::boost_stack_base + cfg.ra_d + 4095) /
+				   4096 * 4096);
 
 	bool ok = peers::ring_run(prog, cfg, members, s,
 		[&s, &cfg, &stack](std::uint64_t, std::uint64_t pos, member &me, member &right) {
