@@ -331,6 +331,33 @@ else
 	ok $? "ring-pthread at the kernel's thread limit names it"
 fi
 built ring-boost && expect 0 ring-boost 4 3 10 100000 1
+# The Boost peers' stacks have no guard page but a mark at the bottom,
+# checked as each is freed: a stack whose lowest byte changed fails the
+# program, saying so; one left alone is freed silently.
+if built ring-boost; then
+	stk=$(mktemp -d)
+	cat >"$stk/stk.cpp" <<-'EOS'
+	#include "boost-stack.h"
+	int main()
+	{
+		peers::checked_stack stack("stk", peers::boost_stack_base);
+		auto fine = stack.allocate(), bad = stack.allocate();
+		stack.deallocate(fine);
+		static_cast<char *>(bad.sp)[-static_cast<long>(bad.size)] ^= 1;
+		stack.deallocate(bad);
+		return 0;
+	}
+	EOS
+	"${CXX:-g++}" -std=c++17 -I"$(dirname "$0")/../bench/peers/cpp" \
+		-o "$stk/stk" "$stk/stk.cpp" -lboost_context 2>"$err" &&
+		"$stk/stk" >/dev/null 2>"$err"
+	rc=$?
+	[ $rc = 1 ] && [ "$(cat "$err")" = \
+		"stk: a fiber overran its $((16 * 1024))-byte stack" ]
+	ok $? "a Boost peer's stack overrun: exit 1, and why" \
+		"(status $rc: $(head -n 1 "$err"))"
+	rm -rf "$stk"
+fi
 built ring-go && expect 0 ring-go 4 3 10 1000 2
 # The Go peers build with the Go 1.22 their go.mod asks for (a newer one
 # there stops an older Go, GOTOOLCHAIN=local): vet finds nothing of the

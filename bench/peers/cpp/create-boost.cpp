@@ -1,11 +1,10 @@
 // create-boost: cost of creating, running and destroying one Boost.Context
-// fiber (ring-boost's stack at D = 0, from fixedsize_stack) whose body
-// returns at once.
+// fiber (ring-boost's stack, D = 0: boost-stack.h) whose body returns at
+// once.
 //
 // Usage: create-boost COUNT.  Prints nanoseconds per fiber.
 
 #include <boost/context/fiber.hpp>
-#include <boost/context/fixedsize_stack.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -26,7 +25,7 @@ constexpr const char *usage = "COUNT\n  COUNT  fibers to create, run and destroy
 int main(int argc, char **argv)
 {
 	// Outside the timed loop; it only records the size.
-	ctx::fixedsize_stack stack(peers::boost_stack_base);
+	peers::checked_stack stack(prog, peers::boost_stack_base);
 
 	return peers::create_main(argc, argv, prog, usage, "fibers", [&stack](std::uint64_t count) {
 		std::uint64_t runs = 0;

@@ -13,7 +13,6 @@
 #include <alloca.h>
 
 #include <boost/context/fiber.hpp>
-#include <boost/context/fixedsize_stack.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -153,8 +152,8 @@ int run(const ring_args &cfg)
 	std::vector<member> members(cfg.ra_threads);
 	scheduler s(cfg.ra_threads);
 	// ra_d <= RING_MAX_D: no overflow; round up to whole pages.
-	ctx::fixedsize_stack stack((peers::boost_stack_base + cfg.ra_d + 4095) /
-				   4096 * 4096);
+	peers::checked_stack stack(prog, (peers::boost_stack_base + cfg.ra_d +
+					  4095) / 4096 * 4096);
 
 	bool ok = peers::ring_run(prog, cfg, members, s,
 		[&s, &cfg, &stack](std::uint64_t, std::uint64_t pos, member &me, member &right) {
