@@ -232,8 +232,11 @@ def plot(points, n, out, plt, linear, style):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     paths = plot_paths(out, n)
-    fig.savefig(paths[0], dpi=120, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None})
+    for path, kwargs in zip(paths, ({"dpi": 120}, {"metadata":
+                                                   {"Date": None}})):
+        with sweep.replacing(path, "wb") as f:
+            fig.savefig(f, format=path.rsplit(".", 1)[1],
+                        bbox_inches="tight", **kwargs)
     plt.close(fig)
     return paths
 
@@ -421,7 +424,7 @@ def write_csv(points, path):
     cols = ["label", "n", "r", "threads", "m", "d", "p", "status",
             "mmsgs_mean", "mmsgs_slowest", "mmsgs_fastest", "runs", "reason",
             "usched", "cpu"]
-    with open(path, "w", newline="") as f:
+    with sweep.replacing(path, newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for p in sorted(points, key=lambda p: (p["n"], p["label"],
@@ -504,7 +507,7 @@ def main(argv=None):
                  if os.path.exists(path)]
         for path in stale:
             os.remove(path)
-        with open(md, "w") as f:
+        with sweep.replacing(md) as f:
             f.write(report(points, images, info, source, opts.linear))
         write_csv(points, os.path.join(opts.out, "summary.csv"))
     except OSError as e:

@@ -30,6 +30,7 @@ CPU (a VM's can change).
 """
 
 import argparse
+import contextlib
 import datetime
 import functools
 import hashlib
@@ -347,12 +348,37 @@ def read(path):
         return ""
 
 
+@contextlib.contextmanager
+def replacing(path, mode="w", **kwargs):
+    """A new file, opened with mode, that takes path's place once written
+    whole: a reader, a full disk or a kill midway never leaves half of it
+    as path.  On an error it is removed, and the OSError names path."""
+    tmp = None
+    try:
+        with tempfile.NamedTemporaryFile(
+                mode, dir=os.path.dirname(path) or ".", delete=False,
+                prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                **kwargs) as f:
+            tmp = f.name
+            mask = os.umask(0)  # the mode open() gives a new file
+            os.umask(mask)
+            os.fchmod(f.fileno(), 0o666 & ~mask)
+            yield f
+        os.replace(tmp, path)
+    except BaseException as e:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+        if isinstance(e, OSError) and e.filename in (None, tmp):
+            e.filename = path
+        raise
+
+
 def write_json(path, obj):
     """Write obj to path atomically: a reader never sees half of it."""
-    with open(path + ".tmp", "w") as f:
+    with replacing(path) as f:
         json.dump(obj, f, indent=1)
         f.write("\n")
-    os.replace(path + ".tmp", path)
 
 
 def save(results, pt, fields, opts):

@@ -62,6 +62,11 @@ def fake_bin(dirpath, name, body):
     return path
 
 
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
 def calls(path):
     try:
         with open(path + ".calls") as f:
@@ -297,6 +302,94 @@ def test_graph_stale(tmp):
           "write fails as before", f"{plots()} {p.stderr}")
 
 
+def outputs(out):
+    """{name: bytes} of every file in out."""
+    files = {}
+    for name in sorted(os.listdir(out)):
+        with open(os.path.join(out, name), "rb") as f:
+            files[name] = f.read()
+    return files
+
+
+# Runs graph.py (argv[2:]) with matplotlib's savefig writing the start of
+# c<N>.svg, N = argv[1], then killed: a run stopped mid-write.
+KILL_PROBE = r"""
+import os, runpy, signal, sys
+from matplotlib.figure import Figure
+n, script = sys.argv[1], sys.argv[2]
+savefig = Figure.savefig
+def probe(fig, fname, *args, **kwargs):
+    if (f"N = {n} " in fig.axes[0].get_title() and "svg" in (
+            kwargs.get("format"), str(fname)[-3:])):
+        if hasattr(fname, "write"):
+            fname.write(b"<svg")
+            fname.flush()
+        else:
+            with open(fname, "wb") as f:
+                f.write(b"<svg")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return savefig(fig, fname, *args, **kwargs)
+Figure.savefig = probe
+sys.argv = sys.argv[2:]
+sys.path.insert(0, os.path.dirname(script))
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def test_graph_torn(tmp):
+    """A write that fails (a full disk: here a file size limit) or a run
+    killed midway leaves each output whole, the old one or the new one,
+    and a failure no temporary file; a failure is one line, exit 1."""
+    import resource
+    res, out = os.path.join(tmp, "results"), os.path.join(tmp, "out")
+    write_points(res, [point("GO", n, 2, 100, seconds=[0.001])
+                       for n in (2, 8)])
+    with open(os.path.join(res, "machine.json"), "w") as f:
+        json.dump(MACHINE, f)
+    p = run(GRAPH, "--results", res, "--out", out)
+    before = outputs(out)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    modes = {oct(os.stat(os.path.join(out, k)).st_mode & 0o777)
+             for k in before}
+    check(p.returncode == 0 and p.stderr == "" and "c2.png" in before
+          and modes == {oct(0o666 & ~mask)},
+          "graph.py writes the plots, with the mode of a new file",
+          f"{p.stderr} {modes}")
+    write_points(res, [point("GO", n, 2, 100, seconds=[0.002])
+                       for n in (2, 8)])  # other plots
+    png_end = b"IEND\xaeB`\x82"
+    for limit, fails in ((1000, "png"), (len(before["c2.png"]) + 1000,
+                                         "svg")):
+        p = subprocess.run(
+            [sys.executable, GRAPH, "--results", res, "--out", out],
+            capture_output=True, text=True, timeout=300,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                                  (limit, limit)))
+        after = outputs(out)
+        changed = [k for k in before if after.get(k) != before[k]]
+        check(p.returncode == 1 and p.stderr == f"graph.py: cannot write "
+              f"{out}/c2.{fails}: File too large\n"
+              and set(after) == set(before)
+              and changed in ([], ["c2.png"] * (fails == "svg"))
+              and after["c2.png"].endswith(png_end),
+              f"files of at most {limit} bytes: c2.{fails} fails: exit 1, "
+              "one line naming it, no temporary file, every plot whole, "
+              "the old one but those written before",
+              f"{p.stderr} files {sorted(after)}, changed {changed}")
+    p = subprocess.run([sys.executable, "-c", KILL_PROBE, "8", GRAPH,
+                        "--results", res, "--out", out],
+                       capture_output=True, text=True, timeout=300)
+    after = {k: v for k, v in outputs(out).items() if k in before}
+    changed = [k for k in before if after.get(k) != before[k]]
+    check(p.returncode == -signal.SIGKILL and after["c8.svg"] ==
+          before["c8.svg"] and changed == ["c2.png", "c2.svg", "c8.png"],
+          "killed while it writes c8.svg: c8.svg is the old one, whole; "
+          "the plots written before it the new ones",
+          f"{p.returncode} {p.stderr} changed {changed} c8.svg starts "
+          f"{after['c8.svg'][:20]}")
+
+
 def test_graph_ticks(tmp):
     """The thread axis has its ticks at the points measured, and both axes
     show plain numbers (matplotlib's own would be 8x10^0, 9x10^0, 10^1)."""
@@ -431,7 +524,7 @@ from matplotlib.figure import Figure
 log, script = sys.argv[1], sys.argv[2]
 savefig = Figure.savefig
 def probe(fig, path, *args, **kwargs):
-    if str(path).endswith(".png"):
+    if kwargs.get("format", str(path)[-3:]) == "png":
         ax = fig.axes[0]
         with open(log, "a") as f:
             for h, text in zip(*ax.get_legend_handles_labels()):
@@ -916,6 +1009,23 @@ def test_sweep_bad_input(tmp):
           and (load(res, "POSIX_N2_R4") or {}).get("status") == "ok",
           "a saved point nested too deep to read: measured again",
           p.stdout + p.stderr)
+    import resource
+    files = sorted(os.listdir(res))
+    with open(os.path.join(res, "machine.json")) as f:
+        machine = f.read()
+    p = subprocess.run(
+        [sys.executable, SWEEP, "--bin", bindir, "--results", res, "--runs",
+         "2", "--ns", "2", "--rs", "8", "--only", "POSIX"],
+        capture_output=True, text=True, timeout=300,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                              (100, 100)))
+    check(p.returncode == 1 and p.stderr == "sweep.py: cannot write the "
+          f"results: {res}/machine.json: File too large\n"
+          and sorted(os.listdir(res)) == files
+          and machine == read_text(os.path.join(res, "machine.json")),
+          "results that cannot be written (files of at most 100 bytes): "
+          "one line naming the file, exit 1, the old one whole, no "
+          "temporary file", f"{p.stderr} {sorted(os.listdir(res))}")
 
 
 def stop_at_run(cmd, pidfile, sig):
@@ -1465,7 +1575,7 @@ def main():
                  test_graph_failures,
                  test_graph_bad, test_graph_legends, test_graph_axes,
                  test_graph_ticks,
-                 test_graph_stale,
+                 test_graph_stale, test_graph_torn,
                  test_dry_run, test_sweep, test_sweep_rebuilt,
                  test_sweep_warmup,
                  test_sweep_closed_pipe, test_sweep_bad_input,
