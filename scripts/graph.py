@@ -153,11 +153,25 @@ def table(points):
     return "\n".join(lines)
 
 
-# One of each per implementation of sweep.py's table.
+# One of each per implementation of sweep.py's table; then colours of
+# their own for labels not in it.
 MARKERS = "os^vD<>phX*P8dHx"
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
           "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan",
-          "black", "goldenrod", "teal", "navy", "maroon", "magenta")
+          "black", "goldenrod", "teal", "navy", "maroon", "magenta",
+          "crimson", "lime", "deepskyblue", "indigo", "sienna", "orchid",
+          "darkslategray", "gold", "salmon", "olivedrab", "slateblue",
+          "turquoise", "chocolate", "darkkhaki", "darkgreen", "rosybrown")
+
+
+def line_style(i):
+    """The i-th label's line: solid, dashed, dash-dotted while COLORS
+    last, then a dash pattern of its own for each further round of them,
+    so that no two labels look alike."""
+    rnd = i // len(COLORS)
+    if rnd:
+        return (0, (2 * rnd + 2, 2, 1, 2))
+    return "-" if i < 10 else "--" if i < len(sweep.LABELS) else "-."
 
 
 def styles(points):
@@ -166,7 +180,7 @@ def styles(points):
     unknown = sorted({p["label"] for p in points} - set(sweep.LABELS))
     return {label: {"marker": MARKERS[i % len(MARKERS)],
                     "color": COLORS[i % len(COLORS)],
-                    "linestyle": "-" if i < 10 else "--"}
+                    "linestyle": line_style(i)}
             for i, label in enumerate((*sweep.LABELS, *unknown))}
 
 

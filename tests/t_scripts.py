@@ -604,6 +604,31 @@ def test_graph_legends(tmp):
           "its own", st)
 
 
+def test_graph_colours(tmp):
+    """Labels not in sweep.py's table (an older sweep's, say) take colours
+    no other label of the plot has, the same each time."""
+    res = os.path.join(tmp, "results")
+    unknown = [f"Z-{i}" for i in range(8)]
+    write_points(res, [point(lb, 2, 4, 1000, seconds=[0.004])
+                       for lb in graph.sweep.LABELS + tuple(unknown)]
+                 + [point(lb, 8, 4, 1000, seconds=[0.004])
+                    for lb in unknown])
+    p, leg, _ = legends(tmp, res)
+    for n, want in ((2, 24), (8, 8)):
+        colours = [x[1] for x in leg.get(n, [])]
+        check(p.returncode == 0 and len(colours) == want
+              and len(set(colours)) == want,
+              f"{want - 16 * (n == 2)} unknown labels"
+              + " beside sweep.py's 16" * (n == 2)
+              + f": {want} lines of {want} colours", f"{p.stderr} {colours}")
+    many = [{"label": f"Z-{i:02}"} for i in range(40)]
+    st = graph.styles(many)
+    pairs = {(st[lb]["color"], str(st[lb]["linestyle"])) for lb in st}
+    check(len(pairs) == len(st) == 56 and graph.styles(many[::-1]) == st,
+          "56 labels: each its own colour and line style, whatever the "
+          "points' order", st)
+
+
 def test_graph_axes(tmp):
     """x: threads N*R; y: messages/s of the mean run, bars from the slowest
     run to the fastest; log y unless --linear."""
@@ -1573,7 +1598,8 @@ def test_perf(tmp):
 def main():
     for test in (test_graph, test_graph_cpus, test_graph_runs,
                  test_graph_failures,
-                 test_graph_bad, test_graph_legends, test_graph_axes,
+                 test_graph_bad, test_graph_legends, test_graph_colours,
+                 test_graph_axes,
                  test_graph_ticks,
                  test_graph_stale, test_graph_torn,
                  test_dry_run, test_sweep, test_sweep_rebuilt,
