@@ -2,15 +2,26 @@
 # make report: install what is missing, build the benchmarks, run the sweep
 # (PROFILE=quick by default, or full) and write report/ (REPORT_DIR=DIR:
 # there instead, relative to the source tree): plots and report.md.
-# SWEEP_ARGS: more options for scripts/sweep.py, as --only U-ll-1T,GO1T.
+# SWEEP_ARGS: more options for scripts/sweep.py, as --only U-ll-1T,GO1T
+# (not --results: REPORT_DIR places them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-quick}
 out=${REPORT_DIR:-report}
+results=$out/results-$profile
+# The graphs are made from $results: a --results of SWEEP_ARGS (or what
+# argparse takes for it, --res...) would send the sweep elsewhere.
+read -ra words <<<"${SWEEP_ARGS:-}"
+for w in "${words[@]}"; do
+	case $w in --res*)
+		echo "report: SWEEP_ARGS may not give --results (${w%%=*}): the report is made from $results; give REPORT_DIR=DIR for DIR/results-$profile" >&2
+		exit 2
+	esac
+done
 # The sweep's arguments are checked before minutes of installing and
 # building; a dry run needs neither hyperfine nor the programs.
 # shellcheck disable=SC2086 # SWEEP_ARGS is words
-python3 scripts/sweep.py --profile "$profile" --results "$out/results-$profile" \
+python3 scripts/sweep.py --profile "$profile" --results "$results" \
 	--dry-run ${SWEEP_ARGS:-} >/dev/null
 
 # Debian packages: hyperfine runs the sweep; the C++ peers' (g++, Boost),
@@ -38,6 +49,6 @@ make bench
 # Each profile's results apart: a quick sweep never replaces hours of a
 # full one's points, and each resumes where it stopped.
 # shellcheck disable=SC2086 # SWEEP_ARGS is words
-"$python" scripts/sweep.py --profile "$profile" --results "$out/results-$profile" \
+"$python" scripts/sweep.py --profile "$profile" --results "$results" \
 	${SWEEP_ARGS:-}
-"$python" scripts/graph.py --results "$out/results-$profile" --out "$out"
+"$python" scripts/graph.py --results "$results" --out "$out"

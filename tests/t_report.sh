@@ -64,6 +64,21 @@ PROFILE=huge report "$tmp/root"
 	grep -q "argument --profile: invalid choice: 'huge'" "$tmp/err"
 ok $? "root, PROFILE=huge: exit 2, naming it, before installing or building"
 
+# --results in SWEEP_ARGS would send the sweep where the graphs do not
+# look: refused, in each form argparse takes it, before anything is done.
+for arg in "--results $tmp/mine" "--results=$tmp/mine" "--res $tmp/mine"; do
+	rm -rf "$tmp/out" "$tmp/mine" "$tmp/apt.log"
+	PATH="$tmp/root" REPORT_DIR="$tmp/out" \
+		SWEEP_ARGS="--only U-ll-1T --ns 2 --rs 2 $arg --runs 1" \
+		own_env "$root/scripts/report.sh" >"$tmp/log" 2>"$tmp/err"
+	rc=$?
+	[ $rc = 2 ] && [ ! -e "$tmp/apt.log" ] && ! grep -q . "$tmp/log" &&
+		[ ! -e "$tmp/out" ] && [ ! -e "$tmp/mine" ] &&
+		[ "$(cat "$tmp/err")" = "report: SWEEP_ARGS may not give --results (${arg%%[ =]*}): the report is made from $tmp/out/results-quick; give REPORT_DIR=DIR for DIR/results-quick" ]
+	ok $? "root, SWEEP_ARGS with '${arg/$tmp/DIR}': exit 2, one line, before installing or building (exit $rc)"
+	[ $rc = 2 ] || sed 's/^/# /' "$tmp/err" | tail -5
+done
+
 farm "$tmp/root" 0 g++
 report "$tmp/root"
 [ $? = 0 ] && grep -qx "install -y -qq g++ libboost-context-dev" "$tmp/apt.log" &&
