@@ -3,7 +3,7 @@
 # (PROFILE=quick by default, or full) and write report/ (REPORT_DIR=DIR:
 # there instead, relative to the source tree): plots and report.md.
 # SWEEP_ARGS: more options for scripts/sweep.py, as --only U-ll-1T,GO1T
-# (not --results: REPORT_DIR places them).
+# (not --results: REPORT_DIR places the results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-quick}
@@ -19,10 +19,11 @@ for w in "${words[@]}"; do
 	esac
 done
 # The sweep's arguments are checked before minutes of installing and
-# building; a dry run needs neither hyperfine nor the programs.
+# building, by --check, which needs neither hyperfine nor the programs (a
+# dry run stops where none is built yet).
 # shellcheck disable=SC2086 # SWEEP_ARGS is words
 python3 scripts/sweep.py --profile "$profile" --results "$results" \
-	--dry-run ${SWEEP_ARGS:-} >/dev/null
+	--check ${SWEEP_ARGS:-}
 
 # Debian packages: hyperfine runs the sweep; the C++ peers' (g++, Boost),
 # as bench/peers/cpp finds them missing, are installed if we can, and

@@ -594,6 +594,10 @@ def parse_args(argv):
                     "another M (another profile's)")
     ap.add_argument("--dry-run", action="store_true",
                     help="list the points to run and exit")
+    ap.add_argument("--check", action="store_true",
+                    help="check the options and that no successful point "
+                    "of another M would be replaced, built or not, and "
+                    "exit (make report, before it builds)")
     opts = ap.parse_args(argv)
     prof = PROFILES[opts.profile]
     opts.results = opts.results or os.path.join(
@@ -610,11 +614,15 @@ def parse_args(argv):
     return opts
 
 
+def chosen_impls(opts):
+    """The implementations --only selects, all by default."""
+    return [i for i in IMPLS if opts.only is None or i.label in opts.only]
+
+
 def present_impls(opts):
     """The selected implementations whose binary exists; say which not."""
-    chosen = [i for i in IMPLS if opts.only is None or i.label in opts.only]
     found = []
-    for impl in chosen:
+    for impl in chosen_impls(opts):
         exe = os.path.join(opts.bin, impl.binary)
         if os.access(exe, os.X_OK) and os.path.isfile(exe):
             found.append(impl)
@@ -706,6 +714,11 @@ def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     for sig in (signal.SIGTERM, signal.SIGHUP):  # hyperfine has a session
         signal.signal(sig, interrupt)  # of its own: kill it on the way out
+    if opts.check:  # the programs may not be built yet: every point
+        points = make_points(chosen_impls(opts), opts.ns, opts.rs,
+                             opts.messages, opts.bin)
+        todo = [p for p in points if not is_done(opts.results, p, opts)]
+        return 2 if clash(todo, opts) else 0
     impls = present_impls(opts)
     if not impls:
         print(f"sweep.py: none of the selected programs is in {opts.bin} "

@@ -79,6 +79,19 @@ for arg in "--results $tmp/mine" "--results=$tmp/mine" "--res $tmp/mine"; do
 	[ $rc = 2 ] || sed 's/^/# /' "$tmp/err" | tail -5
 done
 
+# No program built yet (a fresh tree; here an empty --bin): the check
+# before the build passes, and the sweep after it finds none.
+mkdir -p "$tmp/empty"
+rm -rf "$tmp/out" "$tmp/apt.log"
+PATH="$tmp/root" REPORT_DIR="$tmp/out" \
+	SWEEP_ARGS="--only U-ll-1T --ns 2 --rs 2 --bin $tmp/empty" \
+	own_env "$root/scripts/report.sh" >"$tmp/log" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && [ -e "$tmp/apt.log" ] && grep -q "^make" "$tmp/log" &&
+	[ "$(tail -1 "$tmp/err")" = "sweep.py: none of the selected programs is in $tmp/empty (make bench builds them)" ]
+ok $? "root, no program built before: installs, builds, then sweeps (exit $rc)"
+[ $rc = 1 ] || sed 's/^/# /' "$tmp/err" | tail -5
+
 farm "$tmp/root" 0 g++
 report "$tmp/root"
 [ $? = 0 ] && grep -qx "install -y -qq g++ libboost-context-dev" "$tmp/apt.log" &&

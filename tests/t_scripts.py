@@ -1126,6 +1126,22 @@ def test_profiles(tmp):
           "200100)" in p.stderr and "--replace" in p.stderr,
           "a quick sweep over a full one's points stops, naming one, and "
           "keeps them", p.stderr)
+    # --check, as make report runs it before it builds the programs.
+    gone = base[:1] + [os.path.join(tmp, "none")] + base[2:]
+    for args, rc, why in ((base, 2, "programs built"),
+                          (gone, 2, "no program built")):
+        p = run(SWEEP, *args, "--check")
+        check(p.returncode == rc and p.stdout == "" and p.stderr.count(
+              "\n") == 1 and "measured with another M" in p.stderr
+              and load(res, "C++1T_N2_R2") == full,
+              f"--check, {why}: the same stop, nothing run", p.stderr)
+    for args, why in ((gone + ["--results", os.path.join(tmp, "new")],
+                       "no program built, no results"),
+                      (gone + ["--profile", "full"], "the same M")):
+        p = run(SWEEP, *args, "--check")
+        check(p.returncode == 0 and p.stdout == p.stderr == ""
+              and load(res, "C++1T_N2_R2") == full,
+              f"--check, {why}: exit 0, nothing said", p.stderr)
     p = run(SWEEP, *base, "--replace")
     now = load(res, "C++1T_N2_R2")
     check(p.returncode == 0 and now is not None and now["m"] == 200100,
