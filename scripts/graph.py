@@ -10,9 +10,9 @@ N*R*M / mean(seconds) / 1e6 and its error bar spans the slowest to the
 fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
 holds a header (machine, toolchains, date, the usched commits the points
 were measured at, with a warning when there are several, one when the
-points were not all measured on the header's CPU, or with the same runs
-and warm-up runs, and one when the implementations of a column ran
-different M), one table per N
+points were not all measured on the header's CPU or kernel, or with the
+same runs and warm-up runs, and one when the implementations of a
+column ran different M), one table per N
 (cells: the point's value with 2 decimals, "fail" for a failed point,
 empty when not run), the failures' reasons and links to the images;
 summary.csv holds every point's numbers.  The plots of an N that the last
@@ -102,6 +102,9 @@ def point_error(pt):
         return f"field 'usched': want a commit, got {json.dumps(pt['usched'])}"
     if not isinstance(pt.get("cpu", ""), str):
         return f"field 'cpu': want a CPU's name, got {json.dumps(pt['cpu'])}"
+    if not isinstance(pt.get("kernel", ""), str):
+        return ("field 'kernel': want a kernel's name, got "
+                f"{json.dumps(pt['kernel'])[:60]}")
     for k in ("runs", "warmup"):
         if k in pt and (type(pt[k]) is not int or pt[k] < 0):
             return (f"field '{k}': want a count, got "
@@ -288,12 +291,13 @@ def tally(points, key):
     return counted(counts), [v for v, _ in counts]
 
 
-def other_cpus(points, info):
-    """The CPUs the points were measured on, tallied, unless that is the
-    header's alone (machine.json's, from the last sweep) or none is known
-    (points of before they were recorded); else None."""
-    used, values = tally(points, "cpu")
-    return None if values in ([info.get("cpu")], ["unknown"]) else used
+def elsewhere(points, info, key):
+    """The CPUs (key "cpu") or kernels the points were measured on,
+    tallied, unless that is the header's alone (machine.json's, from the
+    last sweep) or none is known (points of before they were recorded);
+    else None."""
+    used, values = tally(points, key)
+    return None if values in ([info.get(key)], ["unknown"]) else used
 
 
 def mixed_rounds(points):
@@ -329,13 +333,14 @@ def warnings(points, info):
                     "usched commits** (summary.csv's usched column gives "
                     "each point's).",
                     [f"the points come from {many} usched commits: {used}"]))
-    cpus = other_cpus(points, info)
-    if cpus:
-        out.append(("**Warning: the points were not all measured on the "
-                    f"CPU above**: {cpus} (summary.csv's cpu column gives "
-                    "each point's).",
-                    ["the points were not all measured on "
-                     f"{info.get('cpu')}: {cpus}"]))
+    for key, name in sweep.MACHINE_FIELDS:
+        used = elsewhere(points, info, key)
+        if used:
+            out.append(("**Warning: the points were not all measured on "
+                        f"the {name} above**: {used} (summary.csv's {key} "
+                        "column gives each point's).",
+                        ["the points were not all measured on "
+                         f"{info.get(key)}: {used}"]))
     runs = mixed_runs(points)
     if runs:
         out.append(("**Warning: the points were not all measured with the "
@@ -437,7 +442,7 @@ def plotted_before(out):
 def write_csv(points, path):
     cols = ["label", "n", "r", "threads", "m", "d", "p", "status",
             "mmsgs_mean", "mmsgs_slowest", "mmsgs_fastest", "runs", "reason",
-            "usched", "cpu"]
+            "usched", "cpu", "kernel"]
     with sweep.replacing(path, newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -448,7 +453,8 @@ def write_csv(points, path):
                         p.get("d"), p.get("p"), p["status"],
                         *(f"{v:.4f}" if v != "" else "" for v in tp),
                         len(p.get("seconds") or []), p.get("reason") or "",
-                        p.get("usched") or "", p.get("cpu") or ""])
+                        p.get("usched") or "", p.get("cpu") or "",
+                        p.get("kernel") or ""])
 
 
 def parse_args(argv):

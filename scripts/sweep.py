@@ -19,14 +19,14 @@ A point that exits non-zero, is killed, times out (--timeout) or drives the
 machine out of memory (MemAvailable below --mem-reserve) is recorded as
 failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
-their arguments (flags, M, D, P), timed or warm-up runs or binary (its
-SHA-256) changed, or --retry-failed is given for failed ones.  A
-successful point measured with another M (another profile's, as when a
-quick sweep follows a full one in one directory) is not replaced unless
---replace is given: the sweep stops first, naming it.  Each point
-records the usched commit (git describe of the tree --bin is in) and the
-CPU it was measured at: a sweep resumed another day may run on another
-CPU (a VM's can change).
+their arguments (flags, M, D, P), timed or warm-up runs, binary (its
+SHA-256) or machine (CPU, kernel) changed, or --retry-failed is given for
+failed ones.  A successful point measured with another M (another
+profile's, as when a quick sweep follows a full one in one directory) is
+not replaced unless --replace is given: the sweep stops first, naming it.
+Each point records the usched commit (git describe of the tree --bin is
+in), the CPU and the kernel it was measured at: a sweep resumed another
+day may run on another CPU (a VM's can change) or kernel.
 """
 
 import argparse
@@ -192,18 +192,51 @@ def saved(results, pt):
     return old if isinstance(old, dict) else None
 
 
-def is_done(results, pt, opts):
-    """True if the point has a saved result measured the same way: same
+def same_way(old, pt, opts):
+    """True if old, a saved record, was measured as pt would be: same
     arguments (flags, N, R, M, D, P), runs and warm-up runs, and the same
     binary."""
-    old = saved(results, pt)
     try:
-        same = (old["command"][1:], old["runs"], old["warmup"],
+        return (old["command"][1:], old["runs"], old["warmup"],
                 old["binary_sha256"]) == (list(pt.argv[1:]), opts.runs,
                                           opts.warmup, sha256(pt.argv[0]))
     except (KeyError, TypeError):
         return False
-    return same and not (opts.retry_failed and old.get("status") != "ok")
+
+
+# What a point records of the machine it ran on, beside its binary: the
+# kernel schedules the threads of most peers (a futex wake for each
+# message of POSIX).
+MACHINE_FIELDS = (("cpu", "CPU"), ("kernel", "kernel"))
+
+
+def this_machine():
+    return {"cpu": cpu_model(), "kernel": kernel()}
+
+
+def other_machine(old, opts):
+    """How the machine of old, a saved record, is not this one ("kernel
+    Linux 6.1, now Linux 6.12"), or None."""
+    for key, name in MACHINE_FIELDS:
+        if old.get(key) != opts.machine[key]:
+            return (f"{name} {old.get(key) or 'not recorded'}, now "
+                    f"{opts.machine[key]}")
+    return None
+
+
+def moved(results, pt, opts):
+    """How the machine of the point's saved record measured the same way
+    is not this one, or None (the same, or no such record)."""
+    old = saved(results, pt)
+    return other_machine(old, opts) if same_way(old, pt, opts) else None
+
+
+def is_done(results, pt, opts):
+    """True if the point has a saved result measured the same way, on this
+    machine."""
+    old = saved(results, pt)
+    return (same_way(old, pt, opts) and other_machine(old, opts) is None
+            and not (opts.retry_failed and old.get("status") != "ok"))
 
 
 def other_m(results, pt):
@@ -389,7 +422,7 @@ def save(results, pt, fields, opts):
            "command": [os.path.basename(pt.argv[0]), *pt.argv[1:]],
            "status": fields["status"], "reason": fields.get("reason"),
            "runs": opts.runs, "warmup": opts.warmup, "date": now(),
-           "cpu": opts.cpu,
+           **opts.machine,
            "seconds": [], "wall": []}
     rec.update(fields)
     write_json(result_path(results, pt), rec)
@@ -468,9 +501,13 @@ def machine_info(bindir=None):
              "rustc": ["rustc", "--version"],
              "hyperfine": ["hyperfine", "--version"]}
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "cpus_used": cpus(),
-            "kernel": f"{platform.system()} {platform.release()}",
+            "kernel": kernel(),
             "tools": {k: command_version(v) for k, v in tools.items()},
             "usched": usched_version(bindir), "date": now()}
+
+
+def kernel():
+    return f"{platform.system()} {platform.release()}"
 
 
 def usched_version(bindir=None):
@@ -714,6 +751,7 @@ def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     for sig in (signal.SIGTERM, signal.SIGHUP):  # hyperfine has a session
         signal.signal(sig, interrupt)  # of its own: kill it on the way out
+    opts.machine = this_machine()
     if opts.check:  # the programs may not be built yet: every point
         points = make_points(chosen_impls(opts), opts.ns, opts.rs,
                              opts.messages, opts.bin)
@@ -728,6 +766,14 @@ def main(argv=None):
     todo = [p for p in points if not is_done(opts.results, p, opts)]
     if clash(todo, opts):
         return 2
+    elsewhere = [(p, why) for p in todo
+                 if (why := moved(opts.results, p, opts))]
+    if elsewhere:
+        k = len(elsewhere)
+        print(f"sweep.py: {k} saved point{'s were' if k > 1 else ' was'} "
+              f"measured on another machine ({elsewhere[0][0].name}: "
+              f"{elsewhere[0][1]}{', ...' * (k > 1)}): measuring "
+              f"{'them' if k > 1 else 'it'} again", file=sys.stderr)
     if opts.dry_run:
         return dry_run(todo, len(points) - len(todo))
     hyperfine = shutil.which("hyperfine")
@@ -737,7 +783,6 @@ def main(argv=None):
         return 1
     try:
         os.makedirs(opts.results, exist_ok=True)
-        opts.cpu = cpu_model()
         say(f"{len(todo)} points to run, {len(points) - len(todo)} "
             f"already done; results in {opts.results}")
         failed = sweep(todo, opts, hyperfine)

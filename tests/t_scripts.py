@@ -178,7 +178,7 @@ def test_graph(tmp):
           "the header and on stderr", md[:1200] + p.stderr)
     with open(os.path.join(out, "summary.csv")) as f:
         rows = f.read().splitlines()
-    check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2,,v1," in rows,
+    check("U-rr,2,8,16,1000,0,1,ok,5.3333,4.0000,8.0000,2,,v1,," in rows,
           "summary.csv has mean, slowest and fastest run", "\n".join(rows))
     for n in (2, 8):
         png, svg = (os.path.join(out, f"c{n}.{e}") for e in ("png", "svg"))
@@ -209,44 +209,51 @@ def graph_report(res, out):
 
 
 def test_graph_cpus(tmp):
-    """Points measured on CPUs other than machine.json's (a sweep resumed
-    after the VM's CPU changed) are said to be, in the header, on stderr
-    and in summary.csv."""
-    mine = MACHINE["cpu"]
-    for i, (cpus, warned) in enumerate((
-            ((mine, mine, mine), None),
-            ((mine, "Other CPU", mine), f"{mine} (2 points), Other CPU "
-             "(1 point)"),
-            (("Other CPU",) * 3, "Other CPU (3 points)"),
-            ((mine, None, mine), f"{mine} (2 points), unknown (1 point)"))):
-        res, out = (os.path.join(tmp, f"{d}{i}") for d in ("results", "out"))
-        write_points(res, [dict(point("GO", 8, r, 100, seconds=[0.001]),
-                                **({"cpu": c} if c else {}))
-                           for r, c in zip((2, 20, 200), cpus)])
-        with open(os.path.join(res, "machine.json"), "w") as f:
-            json.dump(MACHINE, f)
-        p, md = graph_report(res, out)
-        try:
-            with open(os.path.join(out, "summary.csv")) as f:
-                csv_cpus = [x.rsplit(",", 1)[1]
-                            for x in f.read().splitlines()[1:]]
-        except OSError:
-            csv_cpus = []
-        said = [x for x in md.splitlines() if "not all measured" in x]
-        if warned:
-            check(p.returncode == 0 and len(said) == 1 and said[0].endswith(
-                  f"CPU above**: {warned} (summary.csv's cpu column gives "
-                  "each point's).") and "graph.py: warning: the points were "
-                  f"not all measured on {mine}: {warned}\n" in p.stderr,
-                  f"CPUs {cpus}: a warning in the header and on stderr, "
-                  "with each CPU's points", md[:1200] + p.stderr)
-        else:
-            check(p.returncode == 0 and not said
-                  and "warning" not in p.stderr,
-                  "every point on machine.json's CPU: no warning",
-                  md[:1200] + p.stderr)
-        check(csv_cpus == [c or "" for c in cpus],
-              f"CPUs {cpus}: summary.csv's cpu column", csv_cpus)
+    """Points measured on CPUs or kernels other than machine.json's (a
+    sweep resumed after the VM's CPU changed, a run of --only after a
+    kernel upgrade) are said to be, in the header, on stderr and in
+    summary.csv."""
+    import csv
+    for key, name in (("cpu", "CPU"), ("kernel", "kernel")):
+        mine, other = MACHINE[key], f"Other {name}"
+        for i, (used, warned) in enumerate((
+                ((mine, mine, mine), None),
+                ((mine, other, mine), f"{mine} (2 points), {other} "
+                 "(1 point)"),
+                ((other,) * 3, f"{other} (3 points)"),
+                ((mine, None, mine), f"{mine} (2 points), unknown "
+                 "(1 point)"))):
+            res, out = (os.path.join(tmp, f"{d}{key}{i}")
+                        for d in ("results", "out"))
+            write_points(res, [dict(point("GO", 8, r, 100, seconds=[0.001]),
+                                    **({key: c} if c else {}))
+                               for r, c in zip((2, 20, 200), used)])
+            with open(os.path.join(res, "machine.json"), "w") as f:
+                json.dump(MACHINE, f)
+            p, md = graph_report(res, out)
+            try:
+                with open(os.path.join(out, "summary.csv"),
+                          newline="") as f:
+                    in_csv = [row[key] for row in csv.DictReader(f)]
+            except (OSError, KeyError):
+                in_csv = []
+            said = [x for x in md.splitlines() if "not all measured" in x]
+            if warned:
+                check(p.returncode == 0 and len(said) == 1
+                      and said[0].endswith(
+                          f"{name} above**: {warned} (summary.csv's {key} "
+                          "column gives each point's).")
+                      and "graph.py: warning: the points were not all "
+                      f"measured on {mine}: {warned}\n" in p.stderr,
+                      f"{name}s {used}: a warning in the header and on "
+                      "stderr, with each one's points", md[:1200] + p.stderr)
+            else:
+                check(p.returncode == 0 and not said
+                      and "warning" not in p.stderr,
+                      f"every point on machine.json's {name}: no warning",
+                      md[:1200] + p.stderr)
+            check(in_csv == [c or "" for c in used],
+                  f"{name}s {used}: summary.csv's {key} column", in_csv)
 
 
 def test_graph_stale(tmp):
@@ -437,6 +444,7 @@ BAD_POINTS = [  # (file text, what the error must name)
     (dict(FIXED[0], status=None), "field 'status'"),
     (dict(FIXED[0], usched={}), "field 'usched'"),
     (dict(FIXED[0], cpu=9000), "field 'cpu'"),
+    (dict(FIXED[0], kernel=["Linux"]), "field 'kernel'"),
     (dict(FIXED[0], runs="3"), "field 'runs'"),
     (dict(FIXED[0], warmup=-1), "field 'warmup'"),
     (dict(FIXED[0], label="$\\frac$"), "field 'label'"),
@@ -962,6 +970,55 @@ def test_sweep_rebuilt(tmp):
           and old != new and first != head(),
           "a program rebuilt during the sweep: each point records the "
           "binary and the commit it ran", f"{got} {old} {new} {p.stderr}")
+
+
+def test_sweep_moved(tmp):
+    """A saved point measured on another CPU or kernel (a VM moved, a
+    kernel upgraded, results copied from another machine) is measured
+    again on a resume, which says so; one of this machine is kept."""
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    os.makedirs(bindir)
+    posix = fake_bin(bindir, "ring-pthread", "echo 0.004")
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX")
+    here = {k: (load(res, "POSIX_N2_R4") or {}).get(k)
+            for k in ("cpu", "kernel")}
+    check(p.returncode == 0 and here == {
+          "cpu": cpu_model(),
+          "kernel": f"{platform.system()} {platform.release()}"},
+          "a point records the CPU and kernel it was measured on", here)
+    path = os.path.join(res, "POSIX_N2_R4.json")
+    for key, old, said in (
+            ("cpu", "Other CPU", f"CPU Other CPU, now {here['cpu']}"),
+            ("kernel", "Linux 0.1", f"kernel Linux 0.1, now "
+             f"{here['kernel']}"),
+            ("kernel", None, f"kernel not recorded, now {here['kernel']}")):
+        pt = load(res, "POSIX_N2_R4")
+        with open(path, "w") as f:
+            json.dump({k: v for k, v in dict(pt, **{key: old}).items()
+                       if v is not None}, f)
+        ran = len(calls(posix))
+        p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX")
+        pt = load(res, "POSIX_N2_R4") or {}
+        check(p.returncode == 0 and "1 points to run, 1 already done"
+              in p.stdout and len(calls(posix)) == ran + 3
+              and p.stderr == "sweep.py: 1 saved point was measured on "
+              f"another machine (POSIX_N2_R4: {said}): measuring it "
+              "again\n" and pt.get(key) == here[key],
+              f"a point saved with {key} {old}: measured again, saying so",
+              p.stdout + p.stderr)
+    for r in (4, 8):
+        pt = load(res, f"POSIX_N2_R{r}")
+        with open(os.path.join(res, f"POSIX_N2_R{r}.json"), "w") as f:
+            json.dump(dict(pt, cpu="Other CPU"), f)
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX", "--dry-run")
+    check(p.returncode == 0 and len(dry_points(p.stdout)) == 2
+          and p.stderr.startswith("sweep.py: 2 saved points were measured "
+                                  "on another machine (POSIX_N2_R4: CPU "
+                                  "Other CPU, now ")
+          and p.stderr.count("\n") == 2 and ", ...): measuring them "
+          "again\n2 points to run" in p.stderr,
+          "two such points, in a dry run: listed, and said in one line",
+          p.stdout + p.stderr)
 
 
 def test_sweep_warmup(tmp):
@@ -1619,6 +1676,7 @@ def main():
                  test_graph_ticks,
                  test_graph_stale, test_graph_torn,
                  test_dry_run, test_sweep, test_sweep_rebuilt,
+                 test_sweep_moved,
                  test_sweep_warmup,
                  test_sweep_closed_pipe, test_sweep_bad_input,
                  test_interrupt, test_perf_interrupt, test_profiles,
