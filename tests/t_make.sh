@@ -8,7 +8,8 @@
 # are used and recorded; CFLAGS with quotes reach ring-lto's library,
 # whose commands show (but under -s), and whose directory no O may name;
 # -flto in CC makes an archive that links; another CXX checks the headers
-# again; make -n writes no record of flags.
+# again; make -n writes no record of flags; the Rust peers are skipped
+# where cargo cannot get their crates, and fail on their own errors.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -181,5 +182,44 @@ make_in "$tree" -s O="$tmp/o" all && cp "$tmp/o/obj/flags" "$tmp/flags" &&
 	grep -q -- " -O1 .*-c usched.c" "$tmp/log" &&
 	cmp -s "$tmp/flags" "$tmp/o/obj/flags"
 ok $? "make -n: nothing to do after a build; other CFLAGS show a rebuild, and write no record"
+
+# The Rust peers where cargo cannot get their crates (offline, with an
+# empty cache): skipped with one line saying why, exit 0, for the build
+# and the tests. What is wrong in the peers themselves still fails: a
+# compile error, a Cargo.lock that no longer fits Cargo.toml (offline
+# too, with the crates in the cache and the tree's target/ copied).
+rust=$tree/bench/peers/rust
+cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+if ! [ -x "$cargo" ]; then
+	echo "# skipping the Rust peers' build: no cargo"
+else
+	mkdir -p "$tmp/cargo"
+	for t in all test; do
+		CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true make_in "$rust" $t &&
+			[ "$(wc -l <"$tmp/log")" = 1 ] &&
+			grep -q "^skipping ring-async-std ring-tokio.*: cargo cannot get their crates: .*offline" \
+				"$tmp/log" && [ ! -e "$tree/bench/bin/ring-tokio" ]
+		ok $? "make -C bench/peers/rust $t, offline with an empty cargo cache: one line, skipped"
+	done
+	host=$("$cargo" -vV | sed -n 's/^host: //p')
+fi
+if ! [ -x "$cargo" ] || ! [ -d "$root/bench/peers/rust/target" ] ||
+	! (cd "$rust" && CARGO_NET_OFFLINE=true "$cargo" fetch -q --locked \
+		--target "$host") 2>/dev/null; then
+	echo "# skipping the Rust peers' errors: not built here, or crates not cached"
+else
+	cp -a "$root/bench/peers/rust/target" "$rust/"
+	cp "$rust/src/lib.rs" "$tmp/lib.rs"
+	echo 'fn broken() -> u32 { "no" }' >>"$rust/src/lib.rs"
+	! CARGO_NET_OFFLINE=true make_in "$rust" all >/dev/null &&
+		grep -q "^error\[E0308\]: mismatched types" "$tmp/log" &&
+		[ ! -e "$tree/bench/bin/ring-tokio" ]
+	ok $? "make -C bench/peers/rust, offline, a compile error: fails, saying it"
+	cp "$tmp/lib.rs" "$rust/src/lib.rs"
+	sed -i '/^futures-core/d' "$rust/Cargo.toml"
+	! CARGO_NET_OFFLINE=true make_in "$rust" all >/dev/null &&
+		grep -q "cannot update the lock file" "$tmp/log"
+	ok $? "make -C bench/peers/rust, offline, a stale Cargo.lock: fails, saying it"
+fi
 
 tap_done
