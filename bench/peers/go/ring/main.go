@@ -35,6 +35,12 @@ func main() {
 	counts := make([]uint64, total) // tokens received, one slot per member
 	padBad := make([]bool, total)   // a member's padding changed
 	inboxes := make([]chan uint64, total)
+	// Write them now, before the clock, as usched's ring does its arrays:
+	// make's large slices are fresh pages, zero until written, and the
+	// members' first writes faulted them in while timed.
+	clear(counts)
+	clear(padBad)
+	clear(inboxes)
 	var wg sync.WaitGroup
 	wg.Add(total)
 

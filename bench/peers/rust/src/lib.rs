@@ -6,6 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::future::{Future, poll_fn};
 use std::io::Write;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -309,6 +310,15 @@ impl Ring {
     /// 1.5 KiB with all of them alive.
     fn check_memory(&self, prog: &str) -> Result<(), ExitCode> {
         check_memory(prog, self.members() as f64 * 2048.0)
+    }
+}
+
+/// Writes all of `v`'s spare capacity, so that its pages are mapped before
+/// the clock starts, as usched's ring does its arrays: a large allocation
+/// is fresh pages, and the first pushes faulted them in while timed.
+pub fn page_in<T>(v: &mut Vec<T>) {
+    for slot in v.spare_capacity_mut() {
+        *slot = MaybeUninit::zeroed();
     }
 }
 

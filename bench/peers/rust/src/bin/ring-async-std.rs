@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use async_std::task;
 use futures_channel::mpsc;
-use usched_peers::{Ring, cycle_links, member};
+use usched_peers::{Ring, cycle_links, member, page_in};
 
 const PROG: &str = "ring-async-std";
 
@@ -34,6 +34,8 @@ fn main() -> ExitCode {
     let run = async move {
         let mut tasks = Vec::with_capacity(cfg.members());
         let mut counts = Vec::with_capacity(cfg.members());
+        page_in(&mut tasks);
+        page_in(&mut counts);
         let start = Instant::now();
         for c in 0..cfg.r {
             let links = cycle_links(&cfg, c, || mpsc::channel(cfg.n as usize - 1)).await;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use tokio::runtime::Builder;
 use tokio::sync::mpsc;
-use usched_peers::{EXIT_FAIL, Ring, complain, cycle_links, member};
+use usched_peers::{EXIT_FAIL, Ring, complain, cycle_links, member, page_in};
 
 const PROG: &str = "ring-tokio";
 
@@ -36,6 +36,8 @@ fn main() -> ExitCode {
     let run = rt.spawn(async move {
         let mut tasks = Vec::with_capacity(cfg.members());
         let mut counts = Vec::with_capacity(cfg.members());
+        page_in(&mut tasks);
+        page_in(&mut counts);
         let start = Instant::now();
         for c in 0..cfg.r {
             let links = cycle_links(&cfg, c, || mpsc::channel(cfg.n as usize)).await;
