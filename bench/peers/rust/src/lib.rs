@@ -210,8 +210,8 @@ impl Ring {
             return Err(format!("P must be between 1 and {MAX_PROCS}"));
         }
         if d != 0 {
-            // An async task keeps no stack of its own while it waits, so
-            // there is nowhere to keep D bytes live the way a thread would.
+            // An async task keeps no stack of its own while it waits, only
+            // its future, sized at compile time: no stack to keep D on.
             return Err("D must be 0: futures are stackless".into());
         }
         if n.checked_mul(r).and_then(|nr| nr.checked_mul(m)).is_none() {
