@@ -704,6 +704,9 @@ POOL_C = [
      "a struct carved from reused memory keeps what was there"),
     ("pool-free-unlink", "\t\t\t\t*prev = t->t_next;\n", "",
      "a struct reused stays on the free list"),
+    ("pool-own-claim", "\t\t\tif (thread_claim(t)) {", "\t\t\tif (1) {",
+     "a spawn on a processor reuses a struct that a wake from elsewhere "
+     "holds"),
     ("pool-owed",
      "\t\t__atomic_store_n(&p->p_owed, p->p_owed + 1, __ATOMIC_RELAXED);\n",
      "", "spawns from elsewhere take new structs for ever"),

@@ -10,7 +10,8 @@
  * no processor's turn), and the memory spawning takes, buffers across the
  * largest class, a million threads, a shared floating-point control state
  * (sched_set_share_fpctl), the order of spawns and wakes from a native
- * thread. Pinning is t_pin's, fini and start against what runs beside
+ * thread, a struct that a wake from elsewhere holds (no spawn takes it).
+ * Pinning is t_pin's, fini and start against what runs beside
  * them t_fini's.
  */
 #include "../ll.h"
@@ -24,9 +25,11 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static const struct sched_ops *ops;
@@ -1481,8 +1484,8 @@ static void test_names(void)
 /*
  * A struct that a wake from elsewhere holds is not reused, though its
  * thread has ended (sched/pool.c, thread_claim): the wake would reach the
- * new thread. Only rr's waker can be held still while it holds a struct:
- * it then takes its processor's lock, which the test takes first (rr.c's
+ * new thread. rr's waker takes its processor's lock while it holds a
+ * struct, and the test takes it first to hold the waker still (rr.c's
  * struct rr_proc: a struct proc, then the lock, as rr.c asserts). A
  * native thread wakes the running thread and waits with its hold; the
  * thread ends, and its struct goes back for spawns from elsewhere (it was
@@ -1554,6 +1557,156 @@ static void test_held_not_reused(void)
 	   ops->so_name, held_wake_rc);
 }
 
+/*
+ * The same for a spawn from a thread of the struct's own processor, which
+ * takes p_free (thread_mem's own path), with ll. Its remote waker holds a
+ * struct only from thread_hold_alive to ll_post's add to l_remote, without
+ * a lock: it is stopped there by a page fault. The test carves the
+ * running thread's struct across a page boundary, its struct sched_thread
+ * (which the hold and the check of the state touch) on one page, l_remote
+ * on the next, which it makes read-only; the waker's handler of the fault
+ * waits until the test has made the page writable again. Meanwhile the
+ * thread ends, and a thread of its processor spawns: it must take another
+ * struct of p_free. Nothing the processor does meanwhile writes to that
+ * page: every struct and buffer it uses was carved before it (a fault
+ * there, not the waker's, kills the test).
+ */
+static void *own_thread, *own_spawner, *own_spawned;
+static int own_running, own_end, own_parked, own_go, own_woke, own_wake_rc;
+static char *own_page;
+static size_t own_page_size;
+static __thread int own_is_waker;
+
+static void own_segv(int sig, siginfo_t *si, void *ctx)
+{
+	char *at = si->si_addr;
+	int err = errno;
+
+	(void)ctx;
+	if (!own_is_waker || at < own_page || at >= own_page + own_page_size) {
+		signal(sig, SIG_DFL);	/* not the waker's stop: dies on return */
+		return;
+	}
+	/* Relaxed: under TSan, an acquire or a release here waits for a lock
+	 * that the atomic which faulted holds (it hung). */
+	__atomic_store_n(&own_parked, 1, __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&own_go, __ATOMIC_RELAXED))
+		sched_yield();
+	errno = err;
+}
+
+static void *own_waker(void *arg)
+{
+	(void)arg;
+	own_is_waker = 1;
+	own_wake_rc = ops->so_wake(own_thread);
+	__atomic_store_n(&own_woke, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void own_body(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&own_running, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&own_end, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void own_spawn(void *arg)
+{
+	(void)arg;
+	if (ops->so_wait() == 0)
+		__atomic_store_n(&own_spawned, ops->so_spawn(tsched_nop, NULL, 0),
+				 __ATOMIC_RELEASE);
+}
+
+/*
+ * On the processor (spawned from elsewhere, its struct goes to p_spare
+ * when it ends): the spawner, which blocks, a thread that ends at once,
+ * whose struct the spawn is to take from p_free, then the running thread,
+ * its struct sched_thread ending where a page of the arena starts: small
+ * buffers are carved (s_alloc) up to there, and past the chunk's end if
+ * the whole page is not in it. -1 in own_running if one failed.
+ */
+static void own_setup(void *arg)
+{
+	struct proc *p = proc_of(ops->so_self());
+	struct arena *a = &p->p_arena;
+	size_t off = (sizeof(struct sched_thread) + 15) & ~(size_t)15;
+	size_t page = own_page_size;
+
+	(void)arg;
+	own_spawner = ops->so_spawn(own_spawn, NULL, 0);
+	if (own_spawner == NULL || ops->so_yield() != 0 ||
+	    ops->so_spawn(tsched_nop, NULL, 0) == NULL)
+		goto fail;
+	while (a->a_left < off + page ||
+	       ((uintptr_t)a->a_next + off) % page != 0) {
+		if (p->p_sched.s_alloc(&p->p_sched,
+				       a->a_left < off + page ? 4096 : 16) ==
+		    NULL)
+			goto fail;
+	}
+	own_thread = ops->so_spawn(own_body, NULL, 0);
+	if (own_thread != NULL) {
+		own_page = (char *)own_thread + off;
+		return;
+	}
+fail:
+	__atomic_store_n(&own_running, -1, __ATOMIC_RELEASE);
+}
+
+static void test_held_not_reused_own(void)
+{
+	struct sigaction sa = { .sa_sigaction = own_segv,
+				.sa_flags = SA_SIGINFO }, old;
+	int running, parked;
+	pthread_t w;
+
+	if (strcmp(ops->so_name, "ll") != 0)
+		return;
+	own_thread = own_spawner = own_spawned = NULL;
+	own_running = own_end = own_parked = own_go = own_woke = 0;
+	own_page_size = sysconf(_SC_PAGESIZE);
+	require(ops->so_init(1, 0) == 0);
+	require(ops->so_spawn(own_setup, NULL, 0) != NULL &&
+		ops->so_start() == 0);
+	tap_watchdog(60, "ll: a held struct's reuse test, own spawn, hangs");
+	while (!(running = __atomic_load_n(&own_running, __ATOMIC_ACQUIRE)))
+		sched_yield();
+	require(running == 1 &&
+		((uintptr_t)own_page) % own_page_size == 0);
+	sigemptyset(&sa.sa_mask);
+	require(sigaction(SIGSEGV, &sa, &old) == 0);
+	require(mprotect(own_page, own_page_size, PROT_READ) == 0);
+	require(pthread_create(&w, NULL, own_waker, NULL) == 0);
+	while (!(parked = __atomic_load_n(&own_parked, __ATOMIC_ACQUIRE)) &&
+	       !__atomic_load_n(&own_woke, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (parked) {	/* it holds the running thread, which now ends */
+		__atomic_store_n(&own_end, 1, __ATOMIC_RELEASE);
+		require(ops->so_wake(own_spawner) == 0);
+		while (!__atomic_load_n(&own_spawned, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+	require(mprotect(own_page, own_page_size,
+			 PROT_READ | PROT_WRITE) == 0);
+	__atomic_store_n(&own_go, 1, __ATOMIC_RELAXED);
+	pthread_join(w, NULL);
+	if (!parked) {
+		__atomic_store_n(&own_end, 1, __ATOMIC_RELEASE);
+		require(ops->so_wake(own_spawner) == 0);
+	}
+	require(ops->so_fini() == 0);
+	require(sigaction(SIGSEGV, &old, NULL) == 0);
+	tap_watchdog_off();
+	ok(parked && own_spawned != NULL && own_spawned != own_thread &&
+	   own_wake_rc == 0, "%s: a struct held by a wake from elsewhere is "
+	   "not reused by a spawn on its processor (waker %s, wake %d, "
+	   "struct %s)", ops->so_name, parked ? "held" : "not held",
+	   own_wake_rc, own_spawned == own_thread ? "reused" : "not reused");
+}
+
 /* Each scheduler's tests, after every scheduler's test_before_init. */
 static void tests(void)
 {
@@ -1589,6 +1742,7 @@ static void tests(void)
 	test_spawn_onto_sleeper();
 	test_piled_wakes_reuse();
 	test_held_not_reused();
+	test_held_not_reused_own();
 	test_order_from_outside();
 	test_sparse_memory();
 	test_million();
