@@ -704,6 +704,9 @@ POOL_C = [
      "a struct carved from reused memory keeps what was there"),
     ("pool-free-unlink", "\t\t\t\t*prev = t->t_next;\n", "",
      "a struct reused stays on the free list"),
+    ("pool-spare-claim", "!= NULL && !thread_claim(t)) {", "!= NULL && 0) {",
+     "a spawn from elsewhere reuses a struct that a wake from elsewhere "
+     "holds"),
     ("pool-own-claim", "\t\t\tif (thread_claim(t)) {", "\t\t\tif (1) {",
      "a spawn on a processor reuses a struct that a wake from elsewhere "
      "holds"),
