@@ -146,8 +146,8 @@ static void ring_usage(FILE *out, const char *prog, unsigned int flags)
 	fprintf(out, "usage: %s ", prog);
 	fputs(ring_usage_head, out);
 	if (flags & RING_STACKLESS)
-		fputs("  D  must be 0 (stackless coroutines keep no frame "
-		      "while blocked)\n", out);
+		fputs("  D  must be 0 (stackless coroutines keep no stack "
+		      "frame while blocked)\n", out);
 	else
 		fprintf(out, "  D  extra stack bytes each thread keeps live "
 			"(0..%llu)\n", (unsigned long long)RING_MAX_D);

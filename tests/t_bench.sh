@@ -502,6 +502,16 @@ fi
 for p in ring-cpp ring-cpp-pool ring-async-std ring-tokio; do
 	built $p && expect 2 $p 4 3 10 1 1	# stackless: D must be 0
 done
+# The C++20 rings' usage gives the reason their refusal of D gives: a
+# coroutine keeps its frame (on the heap) across a wait, but no stack.
+for p in ring-cpp ring-cpp-pool; do
+	built $p || continue
+	timeout 120 "$bin/$p" 4 3 10 1 1 >/dev/null 2>"$err"
+	why=$(sed -n '1s/^.*D must be 0: //p' "$err")
+	out=$(timeout 120 "$bin/$p" --help)
+	[ -n "$why" ] && [[ $out == *"D  must be 0 ($why)"* ]]
+	ok $? "$p --help gives D's reason as its refusal does ('$why')"
+done
 for p in ring-cpp ring-boost; do
 	built $p && expect 2 $p 4 3 10 0 2	# single-threaded: P must be 1
 done
