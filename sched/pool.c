@@ -263,7 +263,7 @@ void proc_thread_done(struct usched *s, struct ustack *u)
 	/* Release is enough: a remote waker that still saw t alive holds it
 	 * (thread_claim then fails), and what it adds is a permit of a
 	 * finished thread, never a run. */
-	__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_RELEASE);
+	thread_set_state(t, ST_DONE);
 	thread_reuse(p, t);
 	procs_own_leave(p);
 }
