@@ -368,7 +368,8 @@ int main(int argc, char **argv)
 
 	if (ring_spawn(prog) != 0)
 		return 1;
-	if (a->ra_fault == RING_FAULT_SPURIOUS && (rc = ring.r_ops->so_wake(ring.r_thread[slot(0)])))
+	if (a->ra_fault == RING_FAULT_SPURIOUS &&
+	    (rc = ring.r_ops->so_wake(ring.r_thread[slot(0)])) != 0)
 		call_failed(rc);
 	if ((rc = ring.r_ops->so_start()) != 0 ||
 	    (rc = ring.r_ops->so_fini()) != 0) {
