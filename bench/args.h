@@ -96,8 +96,9 @@ struct ring_limits {
 };
 
 /* Parse argv = PROG N R M D P, and USCHED_RING_FAULT (unset, empty,
- * "spurious" or, with D > 0, "pad"), into @a, within @lim (NULL: the RING_MAX_ ones): 0, or -1
- * with the reason in @why, for a program that prints its own usage. */
+ * "spurious" or, with D > 0, "pad"), into @a, within @lim (NULL: the
+ * RING_MAX_ ones): 0, or -1 with the reason in @why, for a program that
+ * prints its own usage. */
 int ring_args_read(struct ring_args *a, int argc, char **argv,
 		   unsigned flags, const struct ring_limits *lim,
 		   struct ring_why *why);
