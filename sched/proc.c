@@ -258,9 +258,10 @@ static void procs_free_pools(struct procs *ps, void (*late)(struct proc *))
 	while (__atomic_load_n(&ps->ps_wakers, __ATOMIC_ACQUIRE) !=
 	       WAKERS_CLOSED)	/* no new one can come */
 		sched_yield();
-	if (late != NULL)
+	if (late != NULL) {
 		for (int i = 0; i < ps->ps_nr; i++)
 			late(proc_nth(ps, i));
+	}
 	pool_free(ps);
 }
 
