@@ -284,19 +284,17 @@ static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int bad(const char *fmt, ...)
 {
-	char buf[256];
+	char site[256], why[256];
 	va_list args;
 
-	if (fi_fired)
-		printf("# %s, allocation %ld%s fails: ", config, sweep_k,
-		       fault_site(buf, sizeof buf));
-	else
-		printf("# %s, no allocation fails: ", config);
 	va_start(args, fmt);
-	vprintf(fmt, args);
+	vsnprintf(why, sizeof why, fmt, args);
 	va_end(args);
-	putchar('\n');
-	fflush(stdout);
+	if (fi_fired)
+		diag("%s, allocation %ld%s fails: %s", config, sweep_k,
+		     fault_site(site, sizeof site), why);
+	else
+		diag("%s, no allocation fails: %s", config, why);
 	return CHILD_BAD;
 }
 
