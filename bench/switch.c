@@ -257,16 +257,17 @@ static void run_sizes(const char *const *sizes, int nsizes, int threads,
 	}
 }
 
-int main(int argc, char **argv)
+/*
+ * The options before EXTRA_BYTES: -f, --floor and -v into their flags,
+ * -n, -t and -s into *rounds, *threads and *stride, each checked against
+ * the others; exits 2 on bad ones. Returns the index of the first size.
+ */
+static int switch_options(int argc, char **argv, uint64_t *rounds,
+			  uint64_t *threads, uint64_t *stride)
 {
-	static const char *const dflt[] = { "0", "64", "256", "1024", "2048",
-					    "4096", "8192" };
-	const char *const *sizes = dflt;
-	int nsizes = sizeof dflt / sizeof dflt[0], i = 1;
-	uint64_t rounds = 10000000, threads = 2, stride = 1;
 	const char *cycle_option = NULL;	/* -t or -s, if given */
+	int i = 1;
 
-	prog = argv[0];
 	for (; i < argc && (strcmp(argv[i], "-f") == 0 ||
 			    strcmp(argv[i], "--floor") == 0 ||
 			    strcmp(argv[i], "-v") == 0 ||
@@ -288,17 +289,17 @@ int main(int argc, char **argv)
 		if (i + 1 == argc)
 			usage_fail(prog, usage, "%s needs a value", argv[i]);
 		if (argv[i][1] == 'n') {
-			rounds = arg_u64(prog, usage, "ROUNDS", argv[++i],
-					 1, BENCH_MAX_COUNT);
+			*rounds = arg_u64(prog, usage, "ROUNDS", argv[++i],
+					  1, BENCH_MAX_COUNT);
 			continue;
 		}
 		cycle_option = argv[i];
 		if (argv[i][1] == 't')
-			threads = arg_u64(prog, usage, "THREADS", argv[++i],
-					  1, 1 << 24);
+			*threads = arg_u64(prog, usage, "THREADS", argv[++i],
+					   1, 1 << 24);
 		else
-			stride = arg_u64(prog, usage, "STRIDE", argv[++i],
-					 1, 1 << 24);
+			*stride = arg_u64(prog, usage, "STRIDE", argv[++i],
+					  1, 1 << 24);
 	}
 	if (floor_only && verbose)
 		usage_fail(prog, usage, "--floor runs no threads: -v means "
@@ -306,10 +307,23 @@ int main(int argc, char **argv)
 	if (floor_only && cycle_option != NULL)
 		usage_fail(prog, usage, "--floor runs no threads: %s means "
 			   "nothing with it", cycle_option);
-	if (threads % stride != 0)
+	if (*threads % *stride != 0)
 		usage_fail(prog, usage, "STRIDE %llu does not divide THREADS "
-			   "%llu into cycles", (unsigned long long)stride,
-			   (unsigned long long)threads);
+			   "%llu into cycles", (unsigned long long)*stride,
+			   (unsigned long long)*threads);
+	return i;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const dflt[] = { "0", "64", "256", "1024", "2048",
+					    "4096", "8192" };
+	const char *const *sizes = dflt;
+	int nsizes = sizeof dflt / sizeof dflt[0], i;
+	uint64_t rounds = 10000000, threads = 2, stride = 1;
+
+	prog = argv[0];
+	i = switch_options(argc, argv, &rounds, &threads, &stride);
 	if (i < argc) {
 		if (is_help(argv[i]))
 			help_exit(prog, usage);
