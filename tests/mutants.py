@@ -728,8 +728,7 @@ POOL_C = [
     ("pool-new-permits", "\tt->t_permits = 0;\n", "",
      "a reused struct keeps the wakes its last thread banked"),
     ("pool-done-state",
-     "\t__atomic_store_n(&t->t_state, ST_DONE, __ATOMIC_RELEASE);\n"
-     "\tthread_reuse", "\tthread_reuse",
+     "\tthread_set_state(t, ST_DONE);\n\tthread_reuse", "\tthread_reuse",
      "a finished thread passes for a live one"),
     ("pool-free-chunks", "\t\tfree(c);\n", "", "fini frees no chunk"),
 ]
