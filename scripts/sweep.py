@@ -745,6 +745,12 @@ def interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def pending(impls, opts):
+    """The points of impls, and those of them still to measure."""
+    points = make_points(impls, opts.ns, opts.rs, opts.messages, opts.bin)
+    return points, [p for p in points if not is_done(opts.results, p, opts)]
+
+
 def main(argv=None):
     if stdout_closed("sweep.py"):
         return 1
@@ -753,17 +759,13 @@ def main(argv=None):
         signal.signal(sig, interrupt)  # of its own: kill it on the way out
     opts.machine = this_machine()
     if opts.check:  # the programs may not be built yet: every point
-        points = make_points(chosen_impls(opts), opts.ns, opts.rs,
-                             opts.messages, opts.bin)
-        todo = [p for p in points if not is_done(opts.results, p, opts)]
-        return 2 if clash(todo, opts) else 0
+        return 2 if clash(pending(chosen_impls(opts), opts)[1], opts) else 0
     impls = present_impls(opts)
     if not impls:
         print(f"sweep.py: none of the selected programs is in {opts.bin} "
               "(make bench builds them)", file=sys.stderr)
         return 1
-    points = make_points(impls, opts.ns, opts.rs, opts.messages, opts.bin)
-    todo = [p for p in points if not is_done(opts.results, p, opts)]
+    points, todo = pending(impls, opts)
     if clash(todo, opts):
         return 2
     elsewhere = [(p, why) for p in todo
