@@ -19,16 +19,15 @@ PREFIX  ?= /usr/local
 O       ?= .
 # make expands a '$' in a variable's value as it reads it: O='/home/me/$p'
 # (p no variable) would name /home/me/, whose tests/ and examples/ clean
-# would remove. Only make's own $(X) or ${X} can be meant: stray_dollar
-# finds any other '$' in the value of the variable named $1, as it was
+# would remove. Only make's own $(X) or ${X} can be meant: refuse_dollar
+# stops at any other '$' in the value of the variable named $1, as it was
 # given.
 make_refs := $$( $${
-stray_dollar = $(findstring $$,$(subst $(word 2,$(make_refs)),,\
-	$(subst $(firstword $(make_refs)),,$(value $1))))
-ifneq ($(call stray_dollar,O),)
-$(error O='$(value O)' has a '$$', which make expands: the path may have \
-	none but in a $$(VAR) of make's)
-endif
+refuse_dollar = $(if $(findstring $$,$(subst $(word 2,$(make_refs)),,\
+	$(subst $(firstword $(make_refs)),,$(value $1)))),$(error $1='$(value \
+	$1)' has a '$$', which make expands: the path may have none but in a \
+	$$(VAR) of make's))
+$(call refuse_dollar,O)
 # O, like the tree, must have no blanks: clean would remove the path's
 # first word. An empty O would build in /.
 ifneq ($(words $(O)),1)
@@ -294,15 +293,13 @@ INCDIR = $(DESTDIR)$(PREFIX)/include/usched
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 # A space in them, even a trailing one, would split a path in two, the
 # second taken from / or from here; the shell or sed would take these
-# characters for their own; a '$' (stray_dollar) make would expand:
+# characters for their own; a '$' (refuse_dollar) make would expand:
 # PREFIX='/tmp/a$b' would name /tmp/a. A relative PREFIX, in usched.pc,
 # would name a directory under wherever pkg-config's user builds; a
 # relative DESTDIR (GNU's is absolute), one in the tree under make -C, not
 # in the directory make was started from.
 unsafe_chars := & | ; < > ( ) ` \ " ' * ? [ ] { } ~ ! $$ \# %
-one_prefix = $(foreach v,DESTDIR PREFIX,$(if $(call stray_dollar,$v),\
-	$(error $v='$(value $v)' has a '$$', which make expands: the path \
-	may have none but in a $$(VAR) of make's)))$(if \
+one_prefix = $(foreach v,DESTDIR PREFIX,$(call refuse_dollar,$v))$(if \
 	$(filter-out 1 1 1,$(words $(DESTDIR)$(PREFIX)) \
 	$(words $(INCDIR)) $(words $(LIBDIR))),$(error DESTDIR and PREFIX \
 	must make one path with no spaces, not '$(DESTDIR)$(PREFIX)'))$(if \
