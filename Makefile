@@ -33,6 +33,13 @@ $(call refuse_dollar,O)
 ifneq ($(words $(O)),1)
 $(error O must name one directory, with no blanks, not '$(O)')
 endif
+# An O naming a file, or a link to none, would stop at make's first write
+# under it, with make's own error. (O/. is found only if O is a directory.)
+ifneq ($(wildcard $(O)),)
+ifeq ($(wildcard $(O)/.),)
+$(error O='$(O)' names a file, not a directory: choose another O)
+endif
+endif
 # O naming the tree however it is spelled (./, its absolute path) is the
 # default: build/, not tests/ and examples/, which clean would remove.
 IN_TREE := $(filter $(CURDIR),$(realpath $(O)))

@@ -1,15 +1,16 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
-# path with a blank, or an O with one, with a '$' or empty, is refused
-# before anything is written or removed; make O=DIR clean cleans DIR (and
-# bench/bin if DIR built it), not the tree, nor the tree's sources when
-# DIR is the tree; an edit of the Makefile's own flags rebuilds the
-# library; make test runs only the tests that exist; CPPFLAGS and LDFLAGS
-# are used and recorded; CFLAGS with quotes reach ring-lto's library,
-# whose commands show (but under -s), and whose directory no O may name;
-# -flto in CC makes an archive that links; another CXX checks the headers
-# again; make -n writes no record of flags; the Rust peers are skipped
-# where cargo cannot get their crates, and fail on their own errors.
+# path with a blank, or an O with one, with a '$', empty or naming a file,
+# is refused before anything is written or removed; make O=DIR clean
+# cleans DIR (and bench/bin if DIR built it), not the tree, nor the tree's
+# sources when DIR is the tree; an edit of the Makefile's own flags
+# rebuilds the library; make test runs only the tests that exist; CPPFLAGS
+# and LDFLAGS are used and recorded; CFLAGS with quotes reach ring-lto's
+# library, whose commands show (but under -s), and whose directory no O
+# may name; -flto in CC makes an archive that links; another CXX checks
+# the headers again; make -n writes no record of flags; the Rust peers are
+# skipped where cargo cannot get their crates, and fail on their own
+# errors.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -26,6 +27,15 @@ make_in() {
 	local dir=$1
 	shift
 	own_make "$tmp/log" "$dir" "$@"
+}
+
+# refused MESSAGE ARGS...: a make_in the tree with ARGS fails, its output
+# one line, with MESSAGE.
+refused() {
+	local msg=$1
+	shift
+	! make_in "$tree" "$@" 2>/dev/null && [ "$(wc -l <"$tmp/log")" = 1 ] &&
+		grep -qF "$msg" "$tmp/log"
 }
 
 # A blank in the path: every Makefile stops at once, naming the path; the
@@ -67,6 +77,17 @@ ok $? "make O='TMP/d/\$y' clean: refused, saying why, nothing removed"
 make_in "$tree" -s O='$(T)/e' T="$tmp" all && [ -e "$tmp/e/libusched.a" ] &&
 	make_in "$tree" -s O='$(T)/e' T="$tmp" clean && [ ! -e "$tmp/e" ]
 ok $? "make O='\$(T)/e' T=TMP builds in TMP/e, and its clean removes it"
+
+# O naming a file, or a link to none: make stopped at its first write
+# under it, with an error of its own. Refused, in one line; the file stays.
+echo keep >"$tmp/file" && ln -s "$tmp/none" "$tmp/dangling"
+for o in "$tmp/file|all" "$tmp/file|clean" "$tmp/dangling|all"; do
+	refused "O='${o%|*}' names a file, not a directory: choose another O" \
+		O="${o%|*}" "${o#*|}" && [ "$(cat "$tmp/file")" = keep ]
+	rc=$?
+	o=${o//"$tmp"/TMP}
+	ok $rc "make O='${o%|*}' ${o#*|}: refused, saying why, in one line"
+done
 
 # O=DIR clean: DIR's build goes, and DIR with it; the tree's stays.
 mkdir -p "$tree/build/keep"
@@ -151,11 +172,8 @@ ok $? "ring-lto's library: its commands show, but under -s; no 'up to date'"
 ln -s "$tree/build/ring-lto" "$tmp/lto-link"
 for o in build/ring-lto ./build/ring-lto "$tree/build/ring-lto/" \
 	 "$tmp/lto-link"; do
-	make_in "$tree" O="$o" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" \
-		2>/dev/null
-	[ $? != 0 ] && ! grep -q -- " -c " "$tmp/log" &&
-		grep -q "O='$o' names build/ring-lto, where make bench builds ring-lto's library: choose another O" \
-			"$tmp/log"
+	refused "O='$o' names build/ring-lto, where make bench builds ring-lto's library: choose another O" \
+		O="$o" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto"
 	rc=$?
 	o=${o//"$tmp"/TMP}
 	ok $rc "make O='${o//TMP\/tree/TREE}' bench/bin/ring-lto: refused, saying why"
