@@ -17,6 +17,13 @@ PREFIX  ?= /usr/local
 # default build puts the libraries here, and the objects, tests and
 # examples under build/.
 O       ?= .
+# A newline in a path a message shows would print it in two lines:
+# one_line shows it as \n.
+define newline
+
+
+endef
+one_line = $(subst $(newline),\n,$1)
 # make expands a '$' in a variable's value as it reads it: O='/home/me/$p'
 # (p no variable) would name /home/me/, whose tests/ and examples/ clean
 # would remove. Only make's own $(X) or ${X} can be meant: refuse_dollar
@@ -24,14 +31,15 @@ O       ?= .
 # given.
 make_refs := $$( $${
 refuse_dollar = $(if $(findstring $$,$(subst $(word 2,$(make_refs)),,\
-	$(subst $(firstword $(make_refs)),,$(value $1)))),$(error $1='$(value \
-	$1)' has a '$$', which make expands: the path may have none but in a \
-	$$(VAR) of make's))
+	$(subst $(firstword $(make_refs)),,$(value $1)))),$(error $1='$(call \
+	one_line,$(value $1))' has a '$$', which make expands: the path may \
+	have none but in a $$(VAR) of make's))
 $(call refuse_dollar,O)
 # O, like the tree, must have no blanks: clean would remove the path's
 # first word. An empty O would build in /.
 ifneq ($(words $(O)),1)
-$(error O must name one directory, with no blanks, not '$(O)')
+$(error O must name one directory, with no blanks, not \
+	'$(call one_line,$(O))')
 endif
 # An O naming a file, or a link to none, would stop at make's first write
 # under it, with make's own error. (O/. is found only if O is a directory.)
@@ -309,7 +317,8 @@ unsafe_chars := & | ; < > ( ) ` \ " ' * ? [ ] { } ~ ! $$ \# %
 one_prefix = $(foreach v,DESTDIR PREFIX,$(call refuse_dollar,$v))$(if \
 	$(filter-out 1 1 1,$(words $(DESTDIR)$(PREFIX)) \
 	$(words $(INCDIR)) $(words $(LIBDIR))),$(error DESTDIR and PREFIX \
-	must make one path with no spaces, not '$(DESTDIR)$(PREFIX)'))$(if \
+	must make one path with no spaces, not '$(call \
+	one_line,$(DESTDIR)$(PREFIX))'))$(if \
 	$(strip $(foreach c,$(unsafe_chars),$(findstring $c,$(DESTDIR)$(PREFIX)))),\
 	$(error DESTDIR and PREFIX must make a path without any of \
 	$(unsafe_chars), not '$(DESTDIR)$(PREFIX)'))$(if \

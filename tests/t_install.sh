@@ -188,6 +188,20 @@ for bad in "$tmp/x y|" "$tmp/x |" "/usr|$tmp/x " "$tmp/x"$'\n'"y|"; do
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
 		"refused, with the reason; nothing made"
 done
+# A newline in either, refused as a blank or beside a '$', is shown as \n:
+# the message was two lines.
+for bad in "$tmp/x"$'\n'"y|" "/usr|$tmp/x"$'\n'"y" "$tmp/x\$"$'\n'"y|"; do
+	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
+	rc=$?
+	bad=${bad//$'\n'/\\n}
+	shown=${bad%|}
+	[ $rc != 0 ] && [ "$(wc -l <"$tmp/make.log")" = 1 ] &&
+		grep -qF "${shown#/usr|}" "$tmp/make.log" && ! [ -e "$tmp/x" ]
+	rc=$?
+	bad=${bad//"$tmp"/TMP}
+	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
+		"refused in one line, naming it"
+done
 # Characters the shell or sed would take for their own, likewise.
 for bad in "$tmp/x&y|" "$tmp/x;y|" "/usr|$tmp/x'y" "$tmp/x\\y|"; do
 	make_in "${bad%|*}" install "${bad#*|}" >/dev/null

@@ -78,6 +78,17 @@ make_in "$tree" -s O='$(T)/e' T="$tmp" all && [ -e "$tmp/e/libusched.a" ] &&
 	make_in "$tree" -s O='$(T)/e' T="$tmp" clean && [ ! -e "$tmp/e" ]
 ok $? "make O='\$(T)/e' T=TMP builds in TMP/e, and its clean removes it"
 
+# A newline in O, refused as a blank or beside a '$', is shown as \n: the
+# message was two lines.
+for o in "$tmp/my"$'\n'"dir|O must name one directory, with no blanks, not '$tmp/my\\ndir'" \
+	 "$tmp/d/"$'\n'"\$y|O='$tmp/d/\\n\$y' has a '\$', which make expands"; do
+	refused "${o#*|}" O="${o%%|*}" clean && [ "$(cat "$tmp/my")" = keep ]
+	rc=$?
+	o=${o%%|*}
+	o=${o//"$tmp"/TMP}
+	ok $rc "make O='${o//$'\n'/\\n}' clean: refused in one line, nothing removed"
+done
+
 # O naming a file, or a link to none: make stopped at its first write
 # under it, with an error of its own. Refused, in one line; the file stays.
 echo keep >"$tmp/file" && ln -s "$tmp/none" "$tmp/dangling"
