@@ -48,6 +48,13 @@ ifeq ($(wildcard $(O)/.),)
 $(error O='$(O)' names a file, not a directory: choose another O)
 endif
 endif
+# refuse_o DIR,WHERE: stops if O names DIR, however it is spelled (./DIR,
+# its absolute path, a link to it), WHERE another build is.
+refuse_o = $(if $(filter $(abspath $1) $(realpath $1),$(abspath $(O)) \
+	$(realpath $(O))),$(error O='$(O)' names $1, $2: choose another O))
+# O naming build/ would share the objects and tests of the build without
+# O: a make with other flags would rebuild them, its clean remove them.
+$(call refuse_o,build,where the build without O keeps its objects and tests)
 # O naming the tree however it is spelled (./, its absolute path) is the
 # default: build/, not tests/ and examples/, which clean would remove.
 IN_TREE := $(filter $(CURDIR),$(realpath $(O)))
@@ -234,11 +241,7 @@ LTO_LIB   := $(LTO_OUT)/libusched.a
 ifeq ($(lto_sub),)
 # An O naming LTO_OUT, however spelled, would build its archive there
 # without -flto, and each make would rebuild what the other did.
-ifneq ($(filter $(abspath $(LTO_OUT)) $(realpath $(LTO_OUT)),\
-		$(abspath $(O)) $(realpath $(O))),)
-$(error O='$(O)' names $(LTO_OUT), where make bench builds ring-lto's \
-	library: choose another O)
-endif
+$(call refuse_o,$(LTO_OUT),where make bench builds ring-lto's library)
 $(LTO_LIB): FORCE
 	@$(MAKE) --no-print-directory O=$(LTO_OUT) lto_sub=1 \
 		CFLAGS='$(subst ','\'',$(CFLAGS)) -flto' lto-lib

@@ -1,9 +1,9 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
-# path with a blank, or an O with one, with a '$', empty or naming a file,
-# is refused before anything is written or removed; make O=DIR clean
-# cleans DIR (and bench/bin if DIR built it), not the tree, nor the tree's
-# sources when DIR is the tree; an edit of the Makefile's own flags
+# path with a blank, or an O with one, with a '$', empty, naming a file or
+# build/, is refused before anything is written or removed; make O=DIR
+# clean cleans DIR (and bench/bin if DIR built it), not the tree, nor the
+# tree's sources when DIR is the tree; an edit of the Makefile's own flags
 # rebuilds the library; make test runs only the tests that exist; CPPFLAGS
 # and LDFLAGS are used and recorded; CFLAGS with quotes reach ring-lto's
 # library, whose commands show (but under -s), and whose directory no O
@@ -126,6 +126,25 @@ make_in "$tree" -s O=./ "build/tests/t_basic" "build/examples/hello" &&
 	make_in "$tree" -s O="$tree" clean && [ ! -e "$tree/build/tests" ] &&
 	[ -e "$tree/tests/t_basic.c" ] && [ -e "$tree/examples/hello.c" ]
 ok $? "make O=./ builds in build/; make O=TREE clean keeps tests/ and examples/"
+
+# O naming build/, however spelled: the build without O's objects and
+# tests were its own (O=build CFLAGS=-O0 rebuilt them at -O0, and its
+# clean removed them). Refused before anything is built or removed.
+make_in "$tree" -s all build/tests/t_basic &&
+	cp "$tree/build/obj/flags" "$tmp/flags" &&
+	ln -s "$tree/build" "$tmp/build-link"
+ok $? "make builds the library and t_basic in build/"
+for o in "build|clean" "./build|clean" "$tree/build/|clean" \
+	 "$tmp/build-link|clean" "build|CFLAGS=-O0 all"; do
+	refused "O='${o%|*}' names build, where the build without O keeps its objects and tests: choose another O" \
+		O="${o%|*}" ${o#*|} && [ -e "$tree/build/obj/usched.o" ] &&
+		[ -e "$tree/build/tests/t_basic" ] &&
+		cmp -s "$tmp/flags" "$tree/build/obj/flags"
+	rc=$?
+	o=${o//"$tmp"/TMP}
+	o=${o//TMP\/tree/TREE}
+	ok $rc "make O='${o%|*}' ${o#*|}: refused, saying why; build/ stays"
+done
 
 # -flto in CC, not CFLAGS: the archive holds the objects as they are, as
 # with it in CFLAGS, and a program links against it.
