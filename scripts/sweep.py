@@ -32,6 +32,7 @@ day may run on another CPU (a VM's can change) or kernel.
 import argparse
 import contextlib
 import datetime
+import errno
 import functools
 import hashlib
 import json
@@ -384,12 +385,14 @@ def read(path):
 @contextlib.contextmanager
 def replacing(path, mode="w", **kwargs):
     """A new file, opened with mode, that takes path's place once written
-    whole: a reader, a full disk or a kill midway never leaves half of it
-    as path.  On an error it is removed, and the OSError names path."""
+    whole: a reader, a full disk, a kill or a crash midway never leaves
+    half of it as path.  On an error it is removed, and the OSError names
+    path."""
     tmp = None
+    where = os.path.dirname(path) or "."
     try:
         with tempfile.NamedTemporaryFile(
-                mode, dir=os.path.dirname(path) or ".", delete=False,
+                mode, dir=where, delete=False,
                 prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                 **kwargs) as f:
             tmp = f.name
@@ -397,7 +400,12 @@ def replacing(path, mode="w", **kwargs):
             os.umask(mask)
             os.fchmod(f.fileno(), 0o666 & ~mask)
             yield f
+            # On disk before its name: a crash could keep the rename and
+            # lose the data, an empty file.
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
+        sync_dir(where)
     except BaseException as e:
         if tmp:
             with contextlib.suppress(OSError):
@@ -405,6 +413,19 @@ def replacing(path, mode="w", **kwargs):
         if isinstance(e, OSError) and e.filename in (None, tmp):
             e.filename = path
         raise
+
+
+def sync_dir(path):
+    """fsync the directory path, so that a rename in it outlives a crash;
+    on a file system that cannot (EINVAL), as durable as it makes it."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno != errno.EINVAL:
+            raise
+    finally:
+        os.close(fd)
 
 
 def write_json(path, obj):

@@ -397,6 +397,38 @@ def test_graph_torn(tmp):
           f"{after['c8.svg'][:20]}")
 
 
+def test_replacing_synced(tmp):
+    """A file written through sweep.replacing (every point, every output
+    of graph.py) is on disk, whole, before it takes its name, and the
+    rename after it: a crash cannot leave it empty.  (A crash cannot be
+    had here: os.fsync and os.replace are watched.)"""
+    path = os.path.join(tmp, "p.json")
+    seen = []
+    fsync, replace = os.fsync, os.replace
+
+    def watch_fsync(fd):
+        seen.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"),
+                     os.fstat(fd).st_size))
+        fsync(fd)
+
+    def watch_replace(src, dst):
+        seen.append(("replace", src, dst))
+        replace(src, dst)
+    os.fsync, os.replace = watch_fsync, watch_replace
+    try:
+        graph.sweep.write_json(path, {"n": list(range(3000))})
+    finally:
+        os.fsync, os.replace = fsync, replace
+    size = os.path.getsize(path)
+    tmpfile = seen[1][1] if len(seen) > 1 else None
+    check([e[0] for e in seen] == ["fsync", "replace", "fsync"]
+          and seen[0][1:] == (tmpfile, size)
+          and seen[1][2] == path and seen[2][1] == tmp
+          and os.path.dirname(tmpfile) == tmp and size > 10000,
+          "replacing() syncs the whole temporary file, renames it into "
+          "place, then syncs the directory", f"{seen} {size}")
+
+
 def test_graph_ticks(tmp):
     """The thread axis has its ticks at the points measured, and both axes
     show plain numbers (matplotlib's own would be 8x10^0, 9x10^0, 10^1)."""
@@ -1674,7 +1706,7 @@ def main():
                  test_graph_bad, test_graph_legends, test_graph_colours,
                  test_graph_axes,
                  test_graph_ticks,
-                 test_graph_stale, test_graph_torn,
+                 test_graph_stale, test_graph_torn, test_replacing_synced,
                  test_dry_run, test_sweep, test_sweep_rebuilt,
                  test_sweep_moved,
                  test_sweep_warmup,
