@@ -492,8 +492,9 @@ def main():
     ap.add_argument("--runs", type=sweep.int_at_least(1, sweep.MAX_RUNS),
                     default=3,
                     help="rounds of each comparison (default 3)")
-    # N=8 rings: as many threads as the sweep takes, at most
-    ap.add_argument("--rs", type=sweep.int_list(1, sweep.MAX_THREADS // 8),
+    # N=8 rings: as many threads as usched's ring takes, at most
+    ap.add_argument("--rs", type=sweep.int_list(
+                        1, sweep.most_threads("ring") // 8),
                     default="2,100,10000,1000000",
                     help="R values of the N=8 ring (the first three for "
                     "the others)")

@@ -52,10 +52,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL = 0  # P value meaning "every CPU this process may run on"
 # The times a point may record, which keep every figure of graph.py finite,
 # and the threads (N*R) and M within what numpy's integers and the plots
-# take: a sweep asks for no point graph.py would refuse.
+# take: a sweep asks for no point graph.py would refuse.  MAX_THREADS, above
+# every program's own (below), takes the failed points of 2^32 threads
+# that older sweeps saved.
 MIN_SECONDS, MAX_SECONDS = 1e-9, 1e9
 MAX_THREADS = 1 << 32
 MAX_M = 1 << 40
+# The most threads (N*R) each program takes, refusing more (exit 2):
+# every ring indexes its threads in 32 bits (bench/args.h's
+# RING_MAX_THREADS, the Go and Rust peers' MaxThreads), and usched's
+# schedulers count them in an int (bench/ring.c's limits).  A sweep asks
+# none for more: such a point would only be saved failed.
+RING_MAX_THREADS = (1 << 32) - 1
+MOST_THREADS = {"ring": (1 << 31) - 1}
 # hyperfine refuses a count beyond 64 bits, failing every point; no one
 # waits for a million runs of one.
 MAX_RUNS = 10 ** 6
@@ -102,6 +111,11 @@ IMPLS = (
     Impl("BOOST", "ring-boost", (), 0, 1, "Boost.Context fibers, 1 thread"),
 )
 LABELS = tuple(i.label for i in IMPLS)
+
+
+def most_threads(binary):
+    """The most threads (N*R) the program binary takes."""
+    return MOST_THREADS.get(binary, RING_MAX_THREADS)
 
 
 @dataclass(frozen=True)
@@ -662,9 +676,13 @@ def parse_args(argv):
         ROOT, "report", "results-" + opts.profile)
     opts.ns = opts.ns or prof.ns
     opts.rs = opts.rs or prof.rs
-    if max(opts.ns) * max(opts.rs) > MAX_THREADS:
-        ap.error(f"N*R = {max(opts.ns)}*{max(opts.rs)} is more than "
-                 f"{MAX_THREADS} threads")
+    n, r = max(opts.ns), max(opts.rs)
+    over = [i for i in chosen_impls(opts) if n * r > most_threads(i.binary)]
+    if over:
+        more = f" and {len(over) - 1} more take" if over[1:] else " takes"
+        ap.error(f"N*R = {n}*{r} is more than {over[0].label}{more} "
+                 f"({over[0].binary}: {most_threads(over[0].binary)} "
+                 "threads at most)")
     opts.messages = prof.messages
     opts.runs = opts.runs or prof.runs
     opts.timeout = opts.timeout or prof.timeout

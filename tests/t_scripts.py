@@ -829,11 +829,29 @@ def test_dry_run(tmp):
             "--results", res)
     check({r[0] for r in dry_points(p.stdout)} == {"GO", "BOOST"},
           "--only restricts the implementations", p.stdout)
-    p = run(SWEEP, "--dry-run", "--bin", bindir, "--only", "GO", "--ns",
-            "2", "--rs", "2147483648", "--results", res)
-    check(p.returncode == 0 and len(dry_points(p.stdout)) == 1,
-          "N*R of 2^32 threads, the most graph.py takes, is a point",
-          p.stdout + p.stderr)
+    # The most threads each program takes: 2^32-1 = 3*1431655765, and
+    # 2^31-1 for usched's ring, a prime: 2*1073741823 is the most of N=2.
+    for only, n, r in (("GO", 3, 1431655765), ("U-ll", 2, 1073741823)):
+        p = run(SWEEP, "--dry-run", "--bin", bindir, "--only", only,
+                "--ns", str(n), "--rs", str(r), "--results", res)
+        check(p.returncode == 0 and len(dry_points(p.stdout)) == 1,
+              f"{only} at N*R = {n}*{r}, the most it takes: a point",
+              p.stdout + p.stderr)
+    for only, r, said in (
+            ("GO", "2147483648", "GO takes (ring-go: 4294967295"),
+            ("GO,U-ll,U-rr", "1073741824",
+             "U-rr and 1 more take (ring: 2147483647")):
+        for args in (("--dry-run",), ("--check",), ()):
+            p = run(SWEEP, *args, "--bin", bindir, "--only", only, "--ns",
+                    "2", "--rs", r, "--results", res)
+            check(p.returncode == 2 and p.stdout == ""
+                  and p.stderr.splitlines()[-1] == "sweep.py: error: N*R = "
+                  f"2*{r} is more than {said} threads at most)"
+                  and not any(calls(f) for f in fakes)
+                  and not os.path.exists(res),
+                  f"{' '.join(args) or 'a sweep'} --only {only} with N*R = "
+                  f"2*{r}, more than it takes: refused, naming it, exit 2",
+                  p.stdout + p.stderr)
     rc, err = closed_pipe("--dry-run", "--profile", "full", "--bin", bindir,
                           "--results", res)
     check(rc == 1 and "Traceback" not in err
@@ -1575,6 +1593,13 @@ def test_perf(tmp):
           p.stderr)
     check("skipped (--no-valgrind)" in p.stdout,
           "--no-valgrind skips the instruction counts", p.stdout)
+    ran = len(calls(os.path.join(tmp, "ring")))
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2,268435456",
+                 "--no-valgrind")
+    check(p.returncode == 2 and "must be <= 268435455" in p.stderr
+          and len(calls(os.path.join(tmp, "ring"))) == ran,
+          "--rs of 8*268435456 = 2^31 threads, more than usched's ring "
+          "takes: usage, exit 2, nothing run", p.stdout + p.stderr)
     p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "1",
                  "--no-valgrind")
     check(p.returncode == 0 and "two processes: n/a (" in p.stdout
