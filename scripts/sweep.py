@@ -20,13 +20,15 @@ machine out of memory (MemAvailable below --mem-reserve) is recorded as
 failed with the reason, and the sweep goes on.  A missing binary skips its
 implementations.  Finished points (ok or failed) are not run again unless
 their arguments (flags, M, D, P), timed or warm-up runs, binary (its
-SHA-256) or machine (CPU, kernel) changed, or --retry-failed is given for
-failed ones.  A successful point measured with another M (another
+SHA-256) or machine (CPU, kernel, the shared libraries the binary loads as
+ldd finds them, and their SHA-256) changed, or --retry-failed is given
+for failed ones.  A successful point measured with another M (another
 profile's, as when a quick sweep follows a full one in one directory) is
 not replaced unless --replace is given: the sweep stops first, naming it.
 Each point records the usched commit (git describe of the tree --bin is
-in), the CPU and the kernel it was measured at: a sweep resumed another
-day may run on another CPU (a VM's can change) or kernel.
+in), the CPU, the kernel and the libraries it was measured with: a sweep
+resumed another day may run on another CPU (a VM's can change), kernel
+or C library.
 """
 
 import argparse
@@ -229,28 +231,88 @@ def this_machine():
     return {"cpu": cpu_model(), "kernel": kernel()}
 
 
-def other_machine(old, opts):
-    """How the machine of old, a saved record, is not this one ("kernel
-    Linux 6.1, now Linux 6.12"), or None."""
+@functools.lru_cache(maxsize=None)
+def libraries(path):
+    """The shared libraries the program at path loads, as the dynamic
+    loader finds them here and now (ldd, which follows LD_LIBRARY_PATH as
+    the runs do): {library's path: its SHA-256, None if missing}; {} if it
+    loads none (static, a script); None if ldd cannot tell (it is not
+    installed, or fails)."""
+    try:
+        p = subprocess.run(["ldd", path], capture_output=True, text=True,
+                           errors="replace", timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0:
+        static = "not a dynamic executable" in p.stdout + p.stderr
+        return {} if static else None
+    libs = {}
+    for line in p.stdout.splitlines():
+        # "libc.so.6 => /lib/libc.so.6 (0x...)", "/lib/ld.so (0x...)",
+        # "libx.so => not found"; the vDSO is no file.
+        if m := re.fullmatch(r"\s*(?:\S+ => )?(/.*) \(0x[0-9a-f]+\)", line):
+            libs[m[1]] = sha256(m[1])
+        elif m := re.fullmatch(r"\s*(\S+) => not found", line):
+            libs[m[1]] = None
+    return libs
+
+
+def was_now(name, old, new):
+    """'kernel Linux 6.1, now Linux 6.12': what old, a saved record, gives
+    for name (None: not recorded) and what it would be now."""
+    return f"{name} {old or 'not recorded'}, now {new}"
+
+
+def named(libs):
+    """libraries() for a message: the files' names."""
+    if not isinstance(libs, dict):
+        return "unknown (ldd could not tell)"
+    return ", ".join(os.path.basename(lib) for lib in libs) or "none"
+
+
+def other_libraries(old, now):
+    """How the shared libraries of old, a saved record, are not now's
+    (libraries()), or None."""
+    if "libraries" not in old:
+        return was_now("shared libraries", None, named(now))
+    was = old["libraries"]
+    if was == now:
+        return None
+    if not (isinstance(was, dict) and isinstance(now, dict)):
+        return was_now("shared libraries", named(was), named(now))
+    lib = min(x for x in {*was, *now}
+              if x not in was or x not in now or was[x] != now[x])
+
+    def state(libs):
+        if lib not in libs:
+            return "not loaded"
+        h = libs[lib]
+        return f"SHA-256 {h[:12]}" if isinstance(h, str) else "missing"
+    return was_now(f"shared library {lib}", state(was), state(now))
+
+
+def other_machine(old, pt, opts):
+    """How the machine of old, a saved record, is not the one pt would run
+    on now ("kernel Linux 6.1, now Linux 6.12"; or one of the shared
+    libraries its program loads), or None."""
     for key, name in MACHINE_FIELDS:
         if old.get(key) != opts.machine[key]:
-            return (f"{name} {old.get(key) or 'not recorded'}, now "
-                    f"{opts.machine[key]}")
-    return None
+            return was_now(name, old.get(key), opts.machine[key])
+    return other_libraries(old, libraries(pt.argv[0]))
 
 
 def moved(results, pt, opts):
     """How the machine of the point's saved record measured the same way
     is not this one, or None (the same, or no such record)."""
     old = saved(results, pt)
-    return other_machine(old, opts) if same_way(old, pt, opts) else None
+    return other_machine(old, pt, opts) if same_way(old, pt, opts) else None
 
 
 def is_done(results, pt, opts):
     """True if the point has a saved result measured the same way, on this
     machine."""
     old = saved(results, pt)
-    return (same_way(old, pt, opts) and other_machine(old, opts) is None
+    return (same_way(old, pt, opts) and other_machine(old, pt, opts) is None
             and not (opts.retry_failed and old.get("status") != "ok"))
 
 
@@ -769,9 +831,11 @@ def sweep(todo, opts, hyperfine):
     for pt in todo:
         # The program as it runs, read for each point: a make bench (make
         # test runs one) during a sweep of hours rebuilds it, maybe at
-        # another commit.
+        # another commit; an upgrade, its libraries.
         sha256.cache_clear()
+        libraries.cache_clear()
         ran = {"binary_sha256": sha256(pt.argv[0]),
+               "libraries": libraries(pt.argv[0]),
                "usched": usched_version(opts.bin)}
         fields = measure(pt, opts, hyperfine)
         save(opts.results, pt, {**ran, **fields}, opts)
@@ -812,7 +876,8 @@ def main(argv=None):
     if elsewhere:
         k = len(elsewhere)
         print(f"sweep.py: {k} saved point{'s were' if k > 1 else ' was'} "
-              f"measured on another machine ({elsewhere[0][0].name}: "
+              "measured on another machine or with other libraries "
+              f"({elsewhere[0][0].name}: "
               f"{elsewhere[0][1]}{', ...' * (k > 1)}): measuring "
               f"{'them' if k > 1 else 'it'} again", file=sys.stderr)
     if opts.dry_run:

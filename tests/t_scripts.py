@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """TAP tests of scripts/sweep.py, graph.py and perf.py (run by prove).
 
-Needs hyperfine and matplotlib: without them the checks that use them fail.
+Needs hyperfine, matplotlib and ldd: without them the checks that use them
+fail.
 """
 
 import hashlib
@@ -48,9 +49,10 @@ def check(ok, name, diag=""):
     return ok
 
 
-def run(script, *args):
+def run(script, *args, env=None):
     return subprocess.run([sys.executable, script, *args],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env=env)
 
 
 def fake_bin(dirpath, name, body):
@@ -65,6 +67,12 @@ def fake_bin(dirpath, name, body):
 def read_text(path):
     with open(path) as f:
         return f.read()
+
+
+def digest(path):
+    """The file's SHA-256, in hex."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def calls(path):
@@ -869,9 +877,9 @@ def load(res, name):
         return None
 
 
-def sweep(bindir, res, *args):
+def sweep(bindir, res, *args, env=None):
     return run(SWEEP, "--bin", bindir, "--results", res, "--runs", "2",
-               "--ns", "2", *args)
+               "--ns", "2", *args, env=env)
 
 
 def test_sweep(tmp):
@@ -902,12 +910,11 @@ def test_sweep(tmp):
     check(p.returncode == 0 and len(calls(posix)) == 3
           and "0 points to run, 1 already done" in p.stdout,
           "a second run resumes: nothing new", p.stdout + p.stderr)
-    with open(posix, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    check(pt.get("usched") == head and pt.get("binary_sha256") == digest
-          and pt.get("cpu") == cpu_model(),
+    check(pt.get("usched") == head and pt.get("binary_sha256") == digest(posix)
+          and pt.get("cpu") == cpu_model() and pt.get("libraries") == {},
           "the point records the commit of the tree --bin is in, the "
-          "binary's SHA-256 and the CPU", json.dumps(pt))
+          "binary's SHA-256, the CPU, and no shared library (a script)",
+          json.dumps(pt))
     machine = load(res, "machine") or {}
     check(machine.get("usched") == head, "so does machine.json",
           json.dumps(machine))
@@ -1008,12 +1015,10 @@ def test_sweep_rebuilt(tmp):
                      'chmod +x "$0.new"; mv "$0.new" "$0"; '
                      + " ".join(map(shlex.quote, git)) +
                      ' commit -q --allow-empty -m y; }')
-    with open(posix, "rb") as f:
-        old = hashlib.sha256(f.read()).hexdigest()
+    old = digest(posix)
     p = sweep(bindir, res, "--only", "POSIX", "--rs", "4,8", "--runs", "1",
               "--warmup", "0")
-    with open(posix, "rb") as f:
-        new = hashlib.sha256(f.read()).hexdigest()
+    new = digest(posix)
     got = [tuple((load(res, f"POSIX_N2_R{r}") or {}).get(k)
                  for k in ("binary_sha256", "usched")) for r in (4, 8)]
     check(p.returncode == 0 and got == [(old, first), (new, head())]
@@ -1052,8 +1057,8 @@ def test_sweep_moved(tmp):
         check(p.returncode == 0 and "1 points to run, 1 already done"
               in p.stdout and len(calls(posix)) == ran + 3
               and p.stderr == "sweep.py: 1 saved point was measured on "
-              f"another machine (POSIX_N2_R4: {said}): measuring it "
-              "again\n" and pt.get(key) == here[key],
+              "another machine or with other libraries (POSIX_N2_R4: "
+              f"{said}): measuring it again\n" and pt.get(key) == here[key],
               f"a point saved with {key} {old}: measured again, saying so",
               p.stdout + p.stderr)
     for r in (4, 8):
@@ -1063,12 +1068,108 @@ def test_sweep_moved(tmp):
     p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX", "--dry-run")
     check(p.returncode == 0 and len(dry_points(p.stdout)) == 2
           and p.stderr.startswith("sweep.py: 2 saved points were measured "
-                                  "on another machine (POSIX_N2_R4: CPU "
-                                  "Other CPU, now ")
+                                  "on another machine or with other "
+                                  "libraries (POSIX_N2_R4: CPU Other CPU, "
+                                  "now ")
           and p.stderr.count("\n") == 2 and ", ...): measuring them "
           "again\n2 points to run" in p.stderr,
           "two such points, in a dry run: listed, and said in one line",
           p.stdout + p.stderr)
+
+
+def test_sweep_libraries(tmp):
+    """A saved point whose program now loads other shared libraries (an
+    upgrade of the C library, say), or that records none, is measured
+    again on a resume, which says so; ldd missing or failing loses
+    nothing."""
+    bindir, res = os.path.join(tmp, "bin"), os.path.join(tmp, "results")
+    libs, tools = os.path.join(tmp, "lib"), os.path.join(tmp, "tools")
+    for d in (bindir, libs, tools):
+        os.makedirs(d)
+    for name in ("libfake.so.1", "ld-fake.so.2"):
+        with open(os.path.join(libs, name), "w") as f:
+            f.write(name)
+    posix = fake_bin(bindir, "ring-pthread", "echo 0.004")
+    # ldd, faked: what glibc's prints for a program of two libraries, one
+    # not found.
+    fake_bin(tools, "ldd", "cat <<EOF\n"
+             "\tlinux-vdso.so.1 (0x00007ffd5e1f2000)\n"
+             f"\tlibfake.so.1 => {libs}/libfake.so.1 (0x00007f5e1f200000)\n"
+             "\tlibgone.so.3 => not found\n"
+             f"\t{libs}/ld-fake.so.2 (0x00007f5e1f400000)\nEOF")
+    env = dict(os.environ, PATH=tools + os.pathsep + os.environ["PATH"])
+    fake, ld = (os.path.join(libs, x) for x in ("libfake.so.1",
+                                                "ld-fake.so.2"))
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX", env=env)
+    pt = load(res, "POSIX_N2_R4") or {}
+    check(p.returncode == 0 and pt.get("libraries") == {
+          fake: digest(fake), "libgone.so.3": None, ld: digest(ld)}
+          and calls(os.path.join(tools, "ldd")) == [posix] * 2,
+          "a point records each shared library its program loads, as ldd "
+          "finds it, and its SHA-256", p.stderr + json.dumps(pt))
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX", env=env)
+    check(p.returncode == 0 and "0 points to run, 2 already done" in p.stdout
+          and p.stderr == "", "the same libraries: nothing new",
+          p.stdout + p.stderr)
+    old = digest(fake)
+    with open(fake, "w") as f:
+        f.write("libfake.so.1, upgraded")
+    ran = len(calls(posix))
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX", env=env)
+    check(p.returncode == 0 and "2 points to run, 0 already done" in p.stdout
+          and len(calls(posix)) == ran + 6
+          and p.stderr == "sweep.py: 2 saved points were measured on "
+          "another machine or with other libraries (POSIX_N2_R4: shared "
+          f"library {fake} SHA-256 {old[:12]}, now SHA-256 "
+          f"{digest(fake)[:12]}, ...): measuring them again\n"
+          and all((load(res, f"POSIX_N2_R{r}") or {}).get("libraries", {})
+                  .get(fake) == digest(fake) for r in (4, 8)),
+          "a library changed: its points are measured again, saying so "
+          "in one line", p.stdout + p.stderr)
+    path = os.path.join(res, "POSIX_N2_R4.json")
+    pt = load(res, "POSIX_N2_R4")
+    with open(path, "w") as f:
+        json.dump({k: v for k, v in pt.items() if k != "libraries"}, f)
+    p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX", env=env)
+    check(p.returncode == 0 and "1 points to run, 1 already done" in p.stdout
+          and p.stderr == "sweep.py: 1 saved point was measured on another "
+          "machine or with other libraries (POSIX_N2_R4: shared libraries "
+          "not recorded, now libfake.so.1, libgone.so.3, ld-fake.so.2): "
+          "measuring it again\n" and "libraries" in (load(res, "POSIX_N2_R4")
+                                                    or {}),
+          "a point that records no libraries (of an older sweep): measured "
+          "again, saying so", p.stdout + p.stderr)
+    # An ldd that cannot tell: the libraries are unknown, not none.
+    fake_bin(tools, "ldd", 'echo "ldd: cannot run $1" >&2; exit 1')
+    for runs, why in ((2, "shared libraries libfake.so.1, libgone.so.3, "
+                       "ld-fake.so.2, now unknown (ldd could not tell)"),
+                      (0, None)):
+        p = sweep(bindir, res, "--rs", "4,8", "--only", "POSIX", env=env)
+        check(p.returncode == 0 and f"{runs} points to run" in p.stdout
+              and p.stderr == ("" if why is None else "sweep.py: 2 saved "
+                               "points were measured on another machine or "
+                               "with other libraries (POSIX_N2_R4: "
+                               f"{why}, ...): measuring them again\n")
+              and (load(res, "POSIX_N2_R8") or {}).get("libraries", 0)
+              is None, f"ldd fails{' again' * (why is None)}: "
+              + ("measured again, saying so" if why else "nothing new, "
+                 "nothing said"), p.stdout + p.stderr)
+    # The real ldd, and none.
+    sh = graph.sweep.libraries("/bin/sh") or {}
+    libc = [x for x in sh if os.path.basename(x).startswith("libc.so")]
+    check(len(libc) == 1 and sh[libc[0]] == digest(libc[0]),
+          "ldd's libraries of /bin/sh: its C library, with its SHA-256",
+          sh)
+    path = os.environ["PATH"]
+    try:
+        os.environ["PATH"] = tools  # its fake ldd gone
+        os.remove(os.path.join(tools, "ldd"))
+        graph.sweep.libraries.cache_clear()
+        got = graph.sweep.libraries("/bin/sh")
+    finally:
+        os.environ["PATH"] = path
+        graph.sweep.libraries.cache_clear()
+    check(got is None, "without ldd: the libraries are unknown", got)
 
 
 def test_sweep_warmup(tmp):
@@ -1733,7 +1834,7 @@ def main():
                  test_graph_ticks,
                  test_graph_stale, test_graph_torn, test_replacing_synced,
                  test_dry_run, test_sweep, test_sweep_rebuilt,
-                 test_sweep_moved,
+                 test_sweep_moved, test_sweep_libraries,
                  test_sweep_warmup,
                  test_sweep_closed_pipe, test_sweep_bad_input,
                  test_interrupt, test_perf_interrupt, test_profiles,
