@@ -540,8 +540,8 @@ peers_tree() {	# DIR: the sources of the C and C++ peers, in DIR/bench
 	src=$(cd "$(dirname "$0")/../bench" && pwd)
 	mkdir -p "$1/bench/peers" &&
 		cp "$src"/args.[ch] "$src"/flags.mk "$1/bench" &&
-		cp -r "$src"/peers/ring-check.h "$src"/peers/c \
-			"$src"/peers/cpp "$1/bench/peers"
+		cp -r "$src"/peers/ring-check.h "$src"/peers/deps.mk \
+			"$src"/peers/c "$src"/peers/cpp "$1/bench/peers"
 }
 tree=$(mktemp -d)
 if peers_tree "$tree"; then

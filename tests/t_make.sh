@@ -8,9 +8,9 @@
 # and LDFLAGS are used and recorded; CFLAGS with quotes reach ring-lto's
 # library, whose commands show (but under -s), and whose directory no O
 # may name; -flto in CC makes an archive that links; another CXX checks
-# the headers again; make -n writes no record of flags; the Rust peers are
-# skipped where cargo cannot get their crates, and fail on their own
-# errors.
+# the headers again; make -n writes no record of flags; a C or C++ peer is
+# rebuilt when a header it includes changes; the Rust peers are skipped
+# where cargo cannot get their crates, and fail on their own errors.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -230,6 +230,39 @@ make_in "$tree" -s O="$tmp/o" all && cp "$tmp/o/obj/flags" "$tmp/flags" &&
 	grep -q -- " -O1 .*-c usched.c" "$tmp/log" &&
 	cmp -s "$tmp/flags" "$tmp/o/obj/flags"
 ok $? "make -n: nothing to do after a build; other CFLAGS show a rebuild, and write no record"
+
+# The C and C++ peers: after a build, make -n builds nothing; a change of
+# any header a program includes, as its compiler lists them (-MM),
+# rebuilds it. Each header is touched, make -n must name the program's
+# build, and the header's date is put back.
+peers=$tree/bench/peers
+make_in "$peers/c" -s && make_in "$peers/cpp" -s
+for src in "$peers"/c/*.c "$peers"/cpp/*.cpp; do
+	p=$(basename "${src%.*}")
+	[ -x "$tree/bench/bin/$p" ] ||
+		{ echo "# skipping $p's headers: not built"; continue; }
+	case $src in
+	*.c) cc=("${CC:-cc}" -std=c11) ;;
+	*) cc=("${CXX:-g++}" -std=c++20) ;;
+	esac
+	hdrs=$("${cc[@]}" -MM -MT x -I"$tree/bench" -I"$peers" "$src" |
+		sed 's/^x://; s/\\$//' | tr ' ' '\n' | grep '\.h$' |
+		xargs realpath -s | sort -u)
+	make_in "$(dirname "$src")" -n &&
+		! grep -qF -- "-o $tree/bench/bin/$p " "$tmp/log"
+	ok $? "$p: after a build, make -n does not build it again"
+	stale=
+	for h in $hdrs; do
+		touch -r "$h" "$tmp/stamp" && touch "$h" &&
+			make_in "$(dirname "$src")" -n &&
+			grep -qF -- "-o $tree/bench/bin/$p " "$tmp/log" ||
+			stale="$stale ${h#"$tree"/}"
+		touch -r "$tmp/stamp" "$h"
+	done
+	[ -n "$hdrs" ] && [ -z "$stale" ]
+	ok $? "$p: a change of any header it includes rebuilds it" \
+		"($(echo $hdrs | wc -w) headers${stale:+; not:$stale})"
+done
 
 # The Rust peers where cargo cannot get their crates (offline, with an
 # empty cache): skipped with one line saying why, exit 0, for the build
