@@ -240,6 +240,15 @@ for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 0 1 ;;
 	*)
 		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 100 1
+		# At D = 0 too, saying why: the fault needs a D > 0, which
+		# these rings refuse.
+		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 0 1
+		case $p in
+		ring-cpp*) why="needs D > 0" ;;
+		*) why="needs D > 0, and D must be 0: futures are stackless"
+		esac
+		head -n 1 "$err" | grep -q ": USCHED_RING_FAULT=pad $why$"
+		ok $? "USCHED_RING_FAULT=pad $p at D = 0: refused, saying why"
 	esac
 	out=$(USCHED_RING_FAULT=x timeout 120 "$bin/$p" --help 2>"$err")
 	[ $? = 0 ] && [[ $out == usage:* ]] && ! [ -s "$err" ]

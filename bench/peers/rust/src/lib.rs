@@ -150,12 +150,17 @@ pub struct Ring {
 /// The token a faulty run gives a member: no round has it.
 pub const UNHANDED: u64 = u64::MAX;
 
+/// Why D must be 0 here.
+const D_ZERO: &str = "D must be 0: futures are stackless";
+
 /// Reads USCHED_RING_FAULT, as every ring does: "spurious", or unset or
-/// empty.
+/// empty. "pad", the stackful rings' other fault, needs D > 0, which these
+/// refuse: it is refused saying so.
 pub fn fault_wanted(value: Option<&str>) -> Result<bool, String> {
     match value {
         None | Some("") => Ok(false),
         Some("spurious") => Ok(true),
+        Some("pad") => Err(format!("USCHED_RING_FAULT=pad needs D > 0, and {D_ZERO}")),
         Some(v) => Err(format!(
             "USCHED_RING_FAULT is {v:?}; the only fault is \"spurious\""
         )),
@@ -212,7 +217,7 @@ impl Ring {
         if d != 0 {
             // An async task keeps no stack of its own while it waits, only
             // its future, sized at compile time: no stack to keep D on.
-            return Err("D must be 0: futures are stackless".into());
+            return Err(D_ZERO.into());
         }
         if n.checked_mul(r).and_then(|nr| nr.checked_mul(m)).is_none() {
             return Err("N*R*M overflows 64 bits".into());
@@ -489,6 +494,8 @@ mod tests {
         assert_eq!(fault_wanted(None), Ok(false));
         assert_eq!(fault_wanted(Some("")), Ok(false));
         assert_eq!(fault_wanted(Some("spurious")), Ok(true));
+        let pad = fault_wanted(Some("pad")).unwrap_err();
+        assert!(pad.contains("needs D > 0, and D must be 0"), "{pad}");
         for v in ["0", "Spurious", "spurious "] {
             assert!(fault_wanted(Some(v)).is_err(), "accepted {v:?}");
         }
