@@ -10,7 +10,8 @@
 # may name; -flto in CC makes an archive that links; another CXX checks
 # the headers again; make -n writes no record of flags; a C or C++ peer is
 # rebuilt when a header it includes changes; the Rust peers are skipped
-# where cargo cannot get their crates, and fail on their own errors.
+# where cargo cannot get their crates, fail on their own errors, and are
+# as rustfmt writes them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -284,6 +285,16 @@ else
 	done
 	host=$("$cargo" -vV | sed -n 's/^host: //p')
 fi
+
+# The Rust peers' sources as rustfmt writes them.
+if ! [ -x "$cargo" ] || ! "$cargo" fmt --version >/dev/null 2>&1; then
+	echo "# skipping the Rust peers' format: no cargo fmt"
+else
+	"$cargo" fmt --check --manifest-path "$rust/Cargo.toml" >"$tmp/log" 2>&1 ||
+		{ sed 's/^/# /' "$tmp/log"; false; }
+	ok $? "bench/peers/rust: cargo fmt --check finds nothing to change"
+fi
+
 if ! [ -x "$cargo" ] || ! [ -d "$root/bench/peers/rust/target" ] ||
 	! (cd "$rust" && CARGO_NET_OFFLINE=true "$cargo" fetch -q --locked \
 		--target "$host") 2>/dev/null; then

@@ -223,7 +223,10 @@ impl Ring {
             return Err("N*R*M overflows 64 bits".into());
         }
         if n * r > MAX_THREADS {
-            return Err(format!("N*R = {} threads is more than {MAX_THREADS}", n * r));
+            return Err(format!(
+                "N*R = {} threads is more than {MAX_THREADS}",
+                n * r
+            ));
         }
         Ok(cfg)
     }
@@ -254,7 +257,9 @@ impl Ring {
         if let [a] = &args[..] {
             if a == "-h" || a == "--help" {
                 if let Err(e) = writeln!(std::io::stdout(), "usage: {prog} {USAGE}") {
-                    complain(format_args!("{prog}: cannot write the usage to stdout: {e}"));
+                    complain(format_args!(
+                        "{prog}: cannot write the usage to stdout: {e}"
+                    ));
                     return Err(ExitCode::from(EXIT_FAIL));
                 }
                 return Err(ExitCode::SUCCESS);
