@@ -10,8 +10,8 @@
 # may name; -flto in CC makes an archive that links; another CXX checks
 # the headers again; make -n writes no record of flags; a C or C++ peer is
 # rebuilt when a header it includes changes; the Rust peers are skipped
-# where cargo cannot get their crates, fail on their own errors, and are
-# as rustfmt writes them.
+# where cargo cannot get their crates, removing an earlier build's
+# programs, fail on their own errors, and are as rustfmt writes them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -285,6 +285,38 @@ else
 	done
 	host=$("$cargo" -vV | sed -n 's/^host: //p')
 fi
+
+# A skipped build removes the Rust programs an earlier build left in
+# bench/bin, which runs and sweeps would take for this tree's: those two
+# names only, saying so on its one line. A skipped test run removes none,
+# nor make -n.
+bin=$tree/bench/bin
+stale_rust() {
+	mkdir -p "$bin" && touch "$bin/ring-async-std" "$bin/ring-tokio" \
+		"$bin/ring-tokio.old" "$bin/ring-go"
+}
+# rust_removed WHY: the skip line gives WHY (a pattern) and the removal.
+rust_removed() {
+	[ "$(wc -l <"$tmp/log")" = 1 ] &&
+		[[ $(cat "$tmp/log") == "skipping ring-async-std ring-tokio: "$1"; removed an earlier build's ring-async-std ring-tokio from $bin" ]] &&
+		[ ! -e "$bin/ring-async-std" ] && [ ! -e "$bin/ring-tokio" ] &&
+		[ -e "$bin/ring-tokio.old" ] && [ -e "$bin/ring-go" ]
+}
+stale_rust && make_in "$rust" CARGO= all && rust_removed "cargo not found"
+ok $? "make -C bench/peers/rust CARGO=: skipped, an earlier build's programs removed, saying so"
+if [ -x "$cargo" ]; then
+	stale_rust && CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true \
+		make_in "$rust" -n all && [ -e "$bin/ring-async-std" ] &&
+		[ -e "$bin/ring-tokio" ] &&
+		CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true make_in "$rust" all &&
+		rust_removed "cargo cannot get their crates: *offline*"
+	ok $? "make -C bench/peers/rust, offline with an empty cargo cache: an earlier build's programs removed (not under -n), saying so"
+fi
+stale_rust && CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true \
+	make_in "$rust" test && ! grep -q removed "$tmp/log" &&
+	[ -e "$bin/ring-async-std" ] && [ -e "$bin/ring-tokio" ]
+ok $? "make -C bench/peers/rust test, skipped: removes no program"
+rm -f "$bin/ring-async-std" "$bin/ring-tokio" "$bin/ring-tokio.old"
 
 # The Rust peers' sources as rustfmt writes them.
 if ! [ -x "$cargo" ] || ! "$cargo" fmt --version >/dev/null 2>&1; then
