@@ -63,10 +63,11 @@ MAX_M = 1 << 40
 # The most threads (N*R) each program takes, refusing more (exit 2):
 # every ring indexes its threads in 32 bits (bench/args.h's
 # RING_MAX_THREADS, the Go and Rust peers' MaxThreads), and usched's
-# schedulers count them in an int (bench/ring.c's limits).  A sweep asks
-# none for more: such a point would only be saved failed.
+# schedulers count them in an int (bench/ring.c's limits; ring-lto is
+# ring built with -flto).  A sweep asks none for more: such a point would
+# only be saved failed.  tests/t_bench.sh checks each program's own.
 RING_MAX_THREADS = (1 << 32) - 1
-MOST_THREADS = {"ring": (1 << 31) - 1}
+MOST_THREADS = {"ring": (1 << 31) - 1, "ring-lto": (1 << 31) - 1}
 # hyperfine refuses a count beyond 64 bits, failing every point; no one
 # waits for a million runs of one.
 MAX_RUNS = 10 ** 6

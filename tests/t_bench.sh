@@ -196,6 +196,17 @@ for a in "2 1 1 2000000000 1:D is more than 524288 bytes" \
 	[ $? = 2 ] && head -n 1 "$err" | grep -q "${a#*:}"
 	ok $? "ring ${a%%:*}: refused with ring's own limit, exit 2"
 done
+# scripts/sweep.py refuses a point of more threads than a program takes
+# (its MOST_THREADS): each program must name that very limit for one more.
+while read -r p most; do
+	built "$p" || continue
+	timeout 120 "$bin/$p" 2 $(((most + 1) / 2)) 1 0 1 2>"$err"
+	[ $? = 2 ] && head -n 1 "$err" | grep -q "threads is more than $most\$"
+	ok $? "$p over sweep.py's $most threads: refused, naming them, exit 2"
+done < <(cd "$(dirname "$0")/../scripts" && python3 -c '
+import sweep
+for b in sorted({i.binary for i in sweep.IMPLS} | {"ring-lto"}):
+    print(b, sweep.most_threads(b))')
 # The parser's own bounds: 2^64 - 1 is a number, N*R*M of it overflows;
 # 2^64 is not a number. (Both exit 2: only the message tells them apart.)
 for a in "2 1 18446744073709551615 0 1:N\*R\*M overflows 64 bits" \
