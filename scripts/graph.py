@@ -11,8 +11,8 @@ fastest run (N*R*M / max(seconds) to N*R*M / min(seconds)).  report.md
 holds a header (machine, toolchains, date, the usched commits the points
 were measured at, with a warning when there are several, one when the
 points were not all measured on the header's CPU or kernel, or with the
-same runs and warm-up runs, and one when the implementations of a
-column ran different M), one table per N
+same runs and warm-up runs or versions of a shared library, and one
+when the implementations of a column ran different M), one table per N
 (cells: the point's value with 2 decimals, "fail" for a failed point,
 empty when not run), the failures' reasons and links to the images;
 summary.csv holds every point's numbers.  The plots of an N that the last
@@ -105,6 +105,12 @@ def point_error(pt):
     if not isinstance(pt.get("kernel", ""), str):
         return ("field 'kernel': want a kernel's name, got "
                 f"{json.dumps(pt['kernel'])[:60]}")
+    libs = pt.get("libraries")
+    if libs is not None and not (isinstance(libs, dict) and all(
+            h is None or isinstance(h, str)
+            and re.fullmatch(r"[0-9a-f]{64}", h) for h in libs.values())):
+        return ("field 'libraries': want {path: SHA-256 or null} or null, "
+                f"got {json.dumps(libs)[:60]}")
     for k in ("runs", "warmup"):
         if k in pt and (type(pt[k]) is not int or pt[k] < 0):
             return (f"field '{k}': want a count, got "
@@ -322,6 +328,27 @@ def mixed_runs(points):
     return used if len(values) > 1 else None
 
 
+def mixed_libraries(points):
+    """"PATH: SHA-256 a (k points), b (j points)" for every shared library
+    the points record with different SHA-256 (an upgrade during a resumed
+    sweep, results of two machines), most points first: their figures are
+    not of the same code. Points that record no libraries (an older
+    sweep's, or ldd could not tell) or the library as not found say
+    nothing."""
+    shas = collections.defaultdict(collections.Counter)
+    for p in points:
+        for lib, h in (p.get("libraries") or {}).items():
+            if h:
+                shas[lib][h] += 1
+    out = []
+    for lib, c in sorted(shas.items()):
+        if len(c) > 1:
+            most = sorted(c.items(), key=lambda hk: (-hk[1], hk[0]))
+            out.append(f"{lib}: SHA-256 "
+                       + counted((h[:12], k) for h, k in most))
+    return out
+
+
 def warnings(points, info):
     """What report.md and stderr warn of, in order: each warning's
     paragraph for the report, and its lines for stderr."""
@@ -347,6 +374,13 @@ def warnings(points, info):
                     f"same runs**: {runs}.",
                     ["the points were not all measured with the same "
                      f"runs: {runs}"]))
+    libs = mixed_libraries(points)
+    if libs:
+        out.append(("**Warning: the points were not all measured with the "
+                    "same shared libraries**: " + "; ".join(libs)
+                    + " (each point's file records its libraries).",
+                    ["the points were not all measured with the same "
+                     f"shared library {x}" for x in libs]))
     mixed = mixed_rounds(points)
     if mixed:
         out.append(("**Warning: implementations ran different M in the "

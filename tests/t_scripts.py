@@ -485,6 +485,9 @@ BAD_POINTS = [  # (file text, what the error must name)
     (dict(FIXED[0], usched={}), "field 'usched'"),
     (dict(FIXED[0], cpu=9000), "field 'cpu'"),
     (dict(FIXED[0], kernel=["Linux"]), "field 'kernel'"),
+    (dict(FIXED[0], libraries=["/lib/libc.so.6"]), "field 'libraries'"),
+    (dict(FIXED[0], libraries={"/lib/libc.so.6": "abc"}),
+     "field 'libraries'"),
     (dict(FIXED[0], runs="3"), "field 'runs'"),
     (dict(FIXED[0], warmup=-1), "field 'warmup'"),
     (dict(FIXED[0], label="$\\frac$"), "field 'label'"),
@@ -727,6 +730,48 @@ def test_graph_runs(tmp):
         else:
             check(p.returncode == 0 and not said and not p.stderr,
                   "points measured alike: no warning", md[:1200] + p.stderr)
+
+
+def test_graph_libraries(tmp):
+    """Points that record one shared library with different SHA-256 (the
+    C library upgraded during a resumed sweep): a warning naming it, with
+    each SHA-256's points; none when they agree or record none (... for
+    no field)."""
+    libc, ld = "/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux.so.2"
+    a, b, c = ("a" * 64, "b" * 64, "c" * 64)
+    go = ("GO",) * 3  # a program's points (R = 2, 20, 200)
+    for i, (what, labels, libs, warned) in enumerate((
+            ("the same ones", go, ({libc: a, ld: c},) * 3, []),
+            ("none recorded, unknown, one", go, (..., None, {libc: a}), []),
+            ("one, not found, none", go, ({libc: a}, {libc: None}, {}), []),
+            ("the C library of one point another", go,
+             ({libc: a, ld: c}, {libc: b, ld: c}, {libc: a, ld: c}),
+             [f"{libc}: SHA-256 {a[:12]} (2 points), {b[:12]} (1 point)"]),
+            ("three programs, two libraries each in two versions",
+             ("GO", "POSIX", "BOOST"), ({libc: b}, {libc: a, ld: c},
+                                       {ld: a}),
+             [f"{libc}: SHA-256 {a[:12]} (1 point), {b[:12]} (1 point)",
+              f"{ld}: SHA-256 {a[:12]} (1 point), {c[:12]} (1 point)"]))):
+        res, out = (os.path.join(tmp, f"{d}{i}") for d in ("results", "out"))
+        write_points(res, [dict(point(label, 8, r, 100, seconds=[0.001]),
+                                **({} if lib is ... else {"libraries": lib}))
+                           for label, r, lib in zip(labels, (2, 20, 200),
+                                                    libs)])
+        p, md = graph_report(res, out)
+        said = [x for x in md.splitlines() if "shared librar" in x]
+        if warned:
+            check(p.returncode == 0 and said == [
+                  "**Warning: the points were not all measured with the "
+                  "same shared libraries**: " + "; ".join(warned)
+                  + " (each point's file records its libraries)."]
+                  and p.stderr == "".join(
+                      "graph.py: warning: the points were not all measured "
+                      f"with the same shared library {x}\n" for x in warned),
+                  f"libraries: {what}: a warning in the header and one line "
+                  "on stderr for each library", md[:1200] + p.stderr)
+        else:
+            check(p.returncode == 0 and not said and not p.stderr,
+                  f"libraries: {what}: no warning", md[:1200] + p.stderr)
 
 
 def test_graph_failures(tmp):
@@ -1828,6 +1873,7 @@ def test_perf(tmp):
 
 def main():
     for test in (test_graph, test_graph_cpus, test_graph_runs,
+                 test_graph_libraries,
                  test_graph_failures,
                  test_graph_bad, test_graph_legends, test_graph_colours,
                  test_graph_axes,
