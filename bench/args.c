@@ -166,6 +166,10 @@ static void ring_usage(FILE *out, const char *prog, unsigned int flags)
 	      "included.\n", out);
 }
 
+/* Why a stackless peer refuses D > 0. */
+static const char stackless_d[] =
+	"D must be 0: stackless coroutines keep no stack frame while blocked";
+
 /* Writes why an argument is bad to a ring_why; returns -1. */
 static int ring_bad(struct ring_why *why, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -180,7 +184,8 @@ static int ring_bad(struct ring_why *why, const char *fmt, ...)
 	return -1;
 }
 
-static int ring_fault_read(struct ring_args *a, struct ring_why *why)
+static int ring_fault_read(struct ring_args *a, unsigned int flags,
+			   struct ring_why *why)
 {
 	const char *v = getenv("USCHED_RING_FAULT");
 
@@ -190,8 +195,11 @@ static int ring_fault_read(struct ring_args *a, struct ring_why *why)
 		a->ra_fault = RING_FAULT_SPURIOUS;
 	else if (strcmp(v, "pad") == 0 && a->ra_d > 0)
 		a->ra_fault = RING_FAULT_PAD;
-	else if (strcmp(v, "pad") == 0)
+	else if (strcmp(v, "pad") == 0 && !(flags & RING_STACKLESS))
 		return ring_bad(why, "USCHED_RING_FAULT=pad needs D > 0");
+	else if (strcmp(v, "pad") == 0)	/* a D > 0 these refuse too */
+		return ring_bad(why, "USCHED_RING_FAULT=pad needs D > 0, "
+				"and %s", stackless_d);
 	else
 		return ring_bad(why, "USCHED_RING_FAULT is '%.64s'; the faults "
 				"are 'spurious' and 'pad'", v);
@@ -243,8 +251,7 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 				(unsigned long long)a->ra_threads,
 				(unsigned long long)max_threads);
 	if ((flags & RING_STACKLESS) && a->ra_d != 0)
-		return ring_bad(why, "D must be 0: stackless coroutines keep "
-				"no stack frame while blocked");
+		return ring_bad(why, "%s", stackless_d);
 	if (a->ra_d > max_d)
 		return ring_bad(why, "D is more than %llu bytes",
 				(unsigned long long)max_d);
@@ -254,7 +261,7 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 	if (a->ra_p > RING_MAX_P)
 		return ring_bad(why, "P is more than %llu",
 				(unsigned long long)RING_MAX_P);
-	return ring_fault_read(a, why);
+	return ring_fault_read(a, flags, why);
 }
 
 void ring_args_parse(struct ring_args *a, int argc, char **argv,

@@ -75,7 +75,7 @@ for s in rr ll; do
 	done
 done
 USCHED_RING_FAULT=pad expect 2 ring 4 3 10 0 1	# no stack to change
-grep -q "USCHED_RING_FAULT=pad needs D > 0" "$err"
+head -n 1 "$err" | grep -q ": USCHED_RING_FAULT=pad needs D > 0$"
 ok $? "USCHED_RING_FAULT=pad ring at D = 0: refused, saying why"
 USCHED_RING_FAULT= expect 0 ring 4 3 10 0 1
 expect 0 ring -v 4 3 10 0 1
@@ -248,16 +248,17 @@ for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 		USCHED_RING_FAULT=pad expect 1 $p 4 3 10 100 1
 		grep -Eq "stack pad corrupted|its stack padding changed" "$err"
 		ok $? "USCHED_RING_FAULT=pad $p: its pad check says so"
-		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 0 1 ;;
+		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 0 1
+		head -n 1 "$err" | grep -q ": USCHED_RING_FAULT=pad needs D > 0$"
+		ok $? "USCHED_RING_FAULT=pad $p at D = 0: refused, saying why" ;;
 	*)
 		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 100 1
 		# At D = 0 too, saying why: the fault needs a D > 0, which
 		# these rings refuse.
 		USCHED_RING_FAULT=pad expect 2 $p 4 3 10 0 1
-		case $p in
-		ring-cpp*) why="needs D > 0" ;;
-		*) why="needs D > 0, and D must be 0: futures are stackless"
-		esac
+		why="stackless coroutines keep no stack frame while blocked"
+		[[ $p == ring-cpp* ]] || why="futures are stackless"
+		why="needs D > 0, and D must be 0: $why"
 		head -n 1 "$err" | grep -q ": USCHED_RING_FAULT=pad $why$"
 		ok $? "USCHED_RING_FAULT=pad $p at D = 0: refused, saying why"
 	esac
