@@ -8,8 +8,9 @@
 # and LDFLAGS are used and recorded; CFLAGS with quotes reach ring-lto's
 # library, whose commands show (but under -s), and whose directory no O
 # may name; -flto in CC makes an archive that links; another CXX checks
-# the headers again; make -n writes no record of flags; a C or C++ peer is
-# rebuilt when a header it includes changes; the Rust peers are skipped
+# the headers again; make -n writes no record of flags; a bench program
+# or a C or C++ peer is rebuilt when a header it includes changes (the
+# Makefile lists the former's by hand); the Rust peers are skipped
 # where cargo cannot get their crates, removing an earlier build's
 # programs, fail on their own errors, and are as rustfmt writes them.
 set -u
@@ -232,10 +233,34 @@ make_in "$tree" -s O="$tmp/o" all && cp "$tmp/o/obj/flags" "$tmp/flags" &&
 	cmp -s "$tmp/flags" "$tmp/o/obj/flags"
 ok $? "make -n: nothing to do after a build; other CFLAGS show a rebuild, and write no record"
 
-# The C and C++ peers: after a build, make -n builds nothing; a change of
-# any header a program includes, as its compiler lists them (-MM),
-# rebuilds it. Each header is touched, make -n must name the program's
-# build, and the header's date is put back.
+# rebuilds DIR TARGET NAME HEADER...: after a build, make -n TARGET in DIR
+# does not link NAME (in bench/bin) again; after a touch of any HEADER it
+# does. Each header's date is put back.
+rebuilds() {
+	local dir=$1 target=$2 p=$3 h stale= link
+	shift 3
+	link="-o ([^ ]*/)?bench/bin/$p( |\$)"
+	make_in "$dir" -n "$target" && ! grep -Eq -- "$link" "$tmp/log"
+	ok $? "$p: after a build, make -n does not build it again"
+	for h; do
+		touch -r "$h" "$tmp/stamp" && touch "$h" &&
+			make_in "$dir" -n "$target" &&
+			grep -Eq -- "$link" "$tmp/log" || stale="$stale ${h#"$tree"/}"
+		touch -r "$tmp/stamp" "$h"
+	done
+	[ $# -gt 0 ] && [ -z "$stale" ]
+	ok $? "$p: a change of any header it includes rebuilds it" \
+		"($# headers${stale:+; not:$stale})"
+}
+
+# headers CC...: the headers CC (a compiler and its flags, sources last)
+# says the sources include, each once.
+headers() {
+	"$@" -MM -MT x | sed 's/^x://; s/\\$//' | tr ' ' '\n' |
+		grep '\.h$' | xargs realpath -s | sort -u
+}
+
+# The C and C++ peers: their compiles list the headers they read (-MMD).
 peers=$tree/bench/peers
 make_in "$peers/c" -s && make_in "$peers/cpp" -s
 for src in "$peers"/c/*.c "$peers"/cpp/*.cpp; do
@@ -246,23 +271,22 @@ for src in "$peers"/c/*.c "$peers"/cpp/*.cpp; do
 	*.c) cc=("${CC:-cc}" -std=c11) ;;
 	*) cc=("${CXX:-g++}" -std=c++20) ;;
 	esac
-	hdrs=$("${cc[@]}" -MM -MT x -I"$tree/bench" -I"$peers" "$src" |
-		sed 's/^x://; s/\\$//' | tr ' ' '\n' | grep '\.h$' |
-		xargs realpath -s | sort -u)
-	make_in "$(dirname "$src")" -n &&
-		! grep -qF -- "-o $tree/bench/bin/$p " "$tmp/log"
-	ok $? "$p: after a build, make -n does not build it again"
-	stale=
-	for h in $hdrs; do
-		touch -r "$h" "$tmp/stamp" && touch "$h" &&
-			make_in "$(dirname "$src")" -n &&
-			grep -qF -- "-o $tree/bench/bin/$p " "$tmp/log" ||
-			stale="$stale ${h#"$tree"/}"
-		touch -r "$tmp/stamp" "$h"
-	done
-	[ -n "$hdrs" ] && [ -z "$stale" ]
-	ok $? "$p: a change of any header it includes rebuilds it" \
-		"($(echo $hdrs | wc -w) headers${stale:+; not:$stale})"
+	rebuilds "$(dirname "$src")" "$tree/bench/bin/$p" "$p" \
+		$(headers "${cc[@]}" -I"$tree/bench" -I"$peers" "$src")
+done
+
+# The top Makefile's bench programs, whose headers it lists by hand: those
+# of every source their link compiles (as make -B shows it).
+make_in "$tree" -s bench/bin/ring bench/bin/switch bench/bin/create \
+	bench/bin/skynet
+ok $? "make builds the bench programs"
+for p in ring switch create skynet; do
+	make_in "$tree" -n -B "bench/bin/$p" &&
+		srcs=$(grep -E -- "-o bench/bin/$p( |\$)" "$tmp/log" |
+			tr ' ' '\n' | grep '\.c$') && [ -n "$srcs" ]
+	ok $? "make -n -B bench/bin/$p shows its link"
+	rebuilds "$tree" "bench/bin/$p" "$p" \
+		$(cd "$tree" && headers "${CC:-cc}" -I. $srcs)
 done
 
 # The Rust peers where cargo cannot get their crates (offline, with an
