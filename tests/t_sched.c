@@ -1587,10 +1587,8 @@ static void own_segv(int sig, siginfo_t *si, void *ctx)
 		signal(sig, SIG_DFL);	/* not the waker's stop: dies on return */
 		return;
 	}
-	/* Relaxed: under TSan, an acquire or a release here waits for a lock
-	 * that the atomic which faulted holds (it hung). */
-	__atomic_store_n(&own_parked, 1, __ATOMIC_RELAXED);
-	while (!__atomic_load_n(&own_go, __ATOMIC_RELAXED))
+	__atomic_store_n(&own_parked, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&own_go, __ATOMIC_ACQUIRE))
 		sched_yield();
 	errno = err;
 }
@@ -1665,6 +1663,15 @@ static void test_held_not_reused_own(void)
 
 	if (strcmp(ops->so_name, "ll") != 0)
 		return;
+#ifdef TAP_TSAN
+	/* The waker stops inside TSan's atomic, which holds its slot of
+	 * TSan's clocks: a reset of them waits for it, and every thread's
+	 * next atomic for the reset (hung once, in CI; no watchdog fires
+	 * then, as TSan delivers a signal outside its runtime only). */
+	ok(1, "# SKIP %s: held struct, own spawn: a waker stopped inside "
+	   "TSan's runtime may hang every thread", ops->so_name);
+	return;
+#endif
 	own_thread = own_spawner = own_spawned = NULL;
 	own_running = own_end = own_parked = own_go = own_woke = 0;
 	own_page_size = sysconf(_SC_PAGESIZE);
@@ -1691,7 +1698,7 @@ static void test_held_not_reused_own(void)
 	}
 	require(mprotect(own_page, own_page_size,
 			 PROT_READ | PROT_WRITE) == 0);
-	__atomic_store_n(&own_go, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&own_go, 1, __ATOMIC_RELEASE);
 	pthread_join(w, NULL);
 	if (!parked) {
 		__atomic_store_n(&own_end, 1, __ATOMIC_RELEASE);

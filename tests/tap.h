@@ -9,18 +9,25 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
-/* TAP_SANITIZED under any sanitizer, TAP_ASAN under AddressSanitizer. */
+/*
+ * TAP_SANITIZED under any sanitizer, TAP_ASAN under AddressSanitizer,
+ * TAP_TSAN under ThreadSanitizer.
+ */
 #if defined(__SANITIZE_ADDRESS__)
 #define TAP_ASAN 1
+#elif defined(__SANITIZE_THREAD__)
+#define TAP_TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define TAP_ASAN 1
+#elif __has_feature(thread_sanitizer)
+#define TAP_TSAN 1
 #endif
 #endif
-#if defined(TAP_ASAN) || defined(__SANITIZE_THREAD__)
+#if defined(TAP_ASAN) || defined(TAP_TSAN)
 #define TAP_SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#if __has_feature(memory_sanitizer)
 #define TAP_SANITIZED 1
 #endif
 #endif
