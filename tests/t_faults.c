@@ -22,6 +22,7 @@
  *
  * Sanitizers and valgrind bring their own malloc, which is then the one
  * called: scenario 1 is skipped and scenario 2 runs without that check.
+ * First, the watchdog the children rely on ends a hang.
  */
 #define _GNU_SOURCE
 #include "tap.h"
@@ -576,12 +577,50 @@ static void test_turn_kept(void)
 	   st[1].ss_switches, st[2].ss_switches, a_failed);
 }
 
+/*
+ * The watchdog that ends the children's hangs: a child that hangs says so
+ * and exits 3; one whose alarm cannot be handled (blocked here; TSan holds
+ * it back inside its runtime) is ended by SIGKILL all the same.
+ */
+static void hang(void *alarm_blocked)
+{
+	sigset_t alrm;
+
+	dup2(2, 1);	/* the bail line, to stderr_of's pipe */
+	if (alarm_blocked != NULL) {
+		sigemptyset(&alrm);
+		sigaddset(&alrm, SIGALRM);
+		sigprocmask(SIG_BLOCK, &alrm, NULL);
+	}
+	tap_watchdog(1, "a hang");
+	for (;;)
+		pause();
+}
+
+static void test_watchdog(void)
+{
+	char out[256];
+	int status;
+
+	tap_watchdog(10, "a child's watchdog did not end its hang");
+	status = stderr_of(hang, NULL, out, sizeof out);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 3 &&
+	   strcmp(out, "Bail out! a hang\n") == 0,
+	   "the watchdog ends a hang, saying so: exit 3 (status %#x)", status);
+	status = stderr_of(hang, "", out, sizeof out);
+	ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && out[0] == 0,
+	   "the watchdog ends a hang whose alarm is not handled: SIGKILL "
+	   "(status %#x)", status);
+	tap_watchdog_off();
+}
+
 int main(void)
 {
 	static const char *const names[] = { "rr", "ll" };
 	char name[64];
 
 	fault_setup();
+	test_watchdog();
 	for (int i = 0; i < 4 * 2; i++) {
 		ops = sched_find(names[i / 4]);
 		require(ops != NULL);

@@ -1666,8 +1666,8 @@ static void test_held_not_reused_own(void)
 #ifdef TAP_TSAN
 	/* The waker stops inside TSan's atomic, which holds its slot of
 	 * TSan's clocks: a reset of them waits for it, and every thread's
-	 * next atomic for the reset (hung once, in CI; no watchdog fires
-	 * then, as TSan delivers a signal outside its runtime only). */
+	 * next atomic for the reset (hung once, in CI; the watchdog's alarm
+	 * never ran, as TSan delivers a signal outside its runtime only). */
 	ok(1, "# SKIP %s: held struct, own spawn: a waker stopped inside "
 	   "TSan's runtime may hang every thread", ops->so_name);
 	return;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int tap_count;
@@ -153,6 +154,28 @@ static void tap_on_alarm(int sig)
 	_exit(3);
 }
 
+/*
+ * The alarm's backstop: SIGKILL, which no runtime can hold back, a little
+ * after it. TSan delivers a signal only outside its runtime, so a hang
+ * inside it never runs the alarm's handler. A timer that cannot be made
+ * leaves the alarm alone.
+ */
+static void tap_kill_in(unsigned secs)
+{
+	static timer_t timer;
+	static pid_t made_by;	/* a forked child inherits no timer */
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL,
+			       .sigev_signo = SIGKILL };
+	struct itimerspec at = { .it_value.tv_sec = secs };
+
+	if (made_by != getpid()) {
+		if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0)
+			return;
+		made_by = getpid();
+	}
+	timer_settime(timer, 0, &at, NULL);
+}
+
 void tap_watchdog(unsigned secs, const char *fmt, ...)
 {
 	va_list args;
@@ -165,11 +188,13 @@ void tap_watchdog(unsigned secs, const char *fmt, ...)
 	tap_bail_len = strlen(tap_bail);
 	signal(SIGALRM, tap_on_alarm);
 	alarm(secs);
+	tap_kill_in(secs > 0 ? secs + 1 + secs / 10 : 0);
 }
 
 void tap_watchdog_off(void)
 {
 	alarm(0);
+	tap_kill_in(0);
 }
 
 pid_t tap_fork(void)

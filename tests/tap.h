@@ -57,7 +57,9 @@ int bytes_intact(volatile char *p, size_t n, char v);
 
 /*
  * Watchdog: if secs pass before the next call, prints "Bail out! " and the
- * message, and exits 3: a hang fails the run instead of stalling it.
+ * message, and exits 3: a hang fails the run instead of stalling it. If
+ * SIGALRM cannot be handled then (blocked, or held back by a sanitizer's
+ * runtime), SIGKILL ends the process about secs / 10 + 1 seconds later.
  */
 void tap_watchdog(unsigned secs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
