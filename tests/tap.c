@@ -168,8 +168,9 @@ static void tap_kill_in(unsigned secs)
 			       .sigev_signo = SIGKILL };
 	struct itimerspec at = { .it_value.tv_sec = secs };
 
-	if (made_by != getpid()) {
-		if (timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0)
+	if (made_by != getpid()) {	/* none to disarm, or none made */
+		if (secs == 0 ||
+		    timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0)
 			return;
 		made_by = getpid();
 	}
