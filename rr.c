@@ -124,7 +124,7 @@ struct rr_thread *rr_thread_init(void (*f)(void *), void *arg)
 	struct rr_proc *r = (struct rr_proc *)p;
 	unsigned long next = n + 1;
 
-	if (t == NULL) {	/* no thread: its turn goes back, if still last */
+	if (t == NULL) {	/* none: its turn goes back, if still last */
 		__atomic_compare_exchange_n(&rr_spread, &next, n, 0,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		return NULL;

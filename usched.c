@@ -509,7 +509,7 @@ static SWITCHING struct uarch_to usched_suspend(void *arg, char *sp)
 	}
 	/* Bookkeeping first: across the copy only s stays live. */
 	u->u_used = used;
-	if (unlikely(used > s->s_max_used))	/* so_stats reads it meanwhile */
+	if (unlikely(used > s->s_max_used))	/* so_stats reads it too */
 		__atomic_store_n(&s->s_max_used, (int)used, __ATOMIC_RELAXED);
 	u->u_state = US_BLOCKED;
 	s->s_nr_blocked++;

@@ -65,7 +65,7 @@ struct usched {
 	/* A stack buffer of at least size bytes (any alignment), or NULL;
 	 * size is a multiple of 16, so that 16-byte classes fit it. */
 	void          *(*s_alloc)(struct usched *s, int size);
-	/* Give back a buffer s_alloc returned (or one passed to ustack_init). */
+	/* Give back a buffer from s_alloc (or one passed to ustack_init). */
 	void           (*s_free)(struct usched *s, void *buf, int size);
 	/* Optional: a thread finished, or was discarded; its buffer was
 	 * already given back (u_stack is NULL, u_len 0). */
@@ -94,7 +94,7 @@ struct usched {
 	struct ustack   *s_blocked;  /* the thread that blocked, for s_next */
 	int              s_running;  /* set while usched_run is active */
 	int              s_nr_blocked; /* threads blocked, to be resumed */
-	void            *s_san_home; /* sanitizer state of usched_run's caller */
+	void            *s_san_home; /* usched_run's caller's sanitizer state */
 	void            *s_san_dead; /* sanitizer state of a finished thread */
 	unsigned long    s_home[USCHED_CTX_WORDS]; /* usched_run's registers */
 };
@@ -110,7 +110,7 @@ struct ustack {
 	void          *u_stack;      /* saved-stack buffer */
 	struct usched *u_sched;
 	int            u_len;        /* its size */
-	int            u_state;      /* private: enum ustack_state in usched.c */
+	int            u_state;      /* private: usched.c's enum ustack_state */
 	union {
 		struct {             /* private, until the thread starts */
 			void (*u_f)(void *arg);

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { LOCK_SPINS = 100 };	/* a holder leaves soon: tries before sleeping */
+enum { LOCK_SPINS = 100 };	/* a holder leaves soon: tries, then sleep */
 
 void sched_futex_wait(int *word, int val)
 {

@@ -70,7 +70,7 @@ struct proc {
 	struct sched_queue   p_ready;
 	struct sched_stats   p_stats;
 	struct sched_thread *p_free;	/* finished threads, for reuse */
-	long                 p_live;	/* threads counted here: procs_own_enter */
+	long                 p_live;	/* threads counted: procs_own_enter */
 	long                 p_ended;	/* counts p keeps in ps_live for threads
 					 * that ended: procs_own_leave */
 	long                 p_repaid;	/* structs given back to p_spare */
@@ -91,7 +91,7 @@ enum { PROCS_RR, PROCS_LL, PROCS_SLOTS };
 struct procs {
 	char               *ps_base;	/* ps_nr processors of ps_size bytes */
 	size_t              ps_size;
-	size_t              ps_thread_size;	/* a scheduler's thread struct */
+	size_t              ps_thread_size;	/* its thread struct's size */
 	int                 ps_slot;	/* PROCS_* */
 	int                 ps_nr;
 	int                 ps_run;	/* processors started so far */
