@@ -582,6 +582,10 @@ void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		usched_panic("ustack_init(): %s", u == NULL ? "u is NULL" :
 			     s == NULL ? "s is NULL" : f == NULL ? "f is NULL" :
 			     "a buffer of negative size");
+	/* Its function would never run: it ends as the old one returns. */
+	if (usched_here != NULL && u == usched_here->s_self)
+		usched_panic("ustack_init(): %p is the running thread",
+			     (void *)u);
 	/* atomic: a scheduler may reuse u while a stale handle is read */
 	__atomic_store_n(&u->u_sched, s, __ATOMIC_RELAXED);
 	u->u_stack = stack;

@@ -148,7 +148,7 @@ static inline struct ustack *usched_blocked(const struct usched *s)
 /*
  * Sets up u to run f(arg) with buffer stack of len bytes (or NULL). u must
  * not be blocked: its saved stack would be lost, not freed (discard it
- * first).
+ * first). The running thread stops the program: f would never run.
  */
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len);

@@ -319,6 +319,8 @@ USCHED_C = [
      "a NULL function is not refused"),
     ("init-state", "\tu->u_state = US_NEW;\n", "",
      "a thread set up again keeps its old state"),
+    ("init-running", "u == usched_here->s_self)", "0)",
+     "the running thread may be set up again"),
     # ustack_discard
     ("discard-null", "if (u == NULL || u->u_state < US_NEW ||",
      "if (u->u_state < US_NEW ||", "discarding NULL crashes with no message"),

@@ -266,6 +266,21 @@ static void init_without_dispatcher(void *arg)
 	ustack_init(&once_u, NULL, block_once, NULL, NULL, 0);
 }
 
+/* A thread set up again while it runs: its new function never would. */
+static void init_self(void *arg)
+{
+	struct ustack *u = ustack_self();
+
+	(void)arg;
+	ustack_init(u, u->u_sched, block_once, NULL, NULL, 0);
+}
+
+static void init_running(void *arg)
+{
+	(void)arg;
+	spawn_and_run(init_self);
+}
+
 static void discard_self(void *arg)
 {
 	(void)arg;
@@ -443,6 +458,8 @@ static const struct {
 	{ init_without_thread, "u is NULL", "ustack_init without a thread" },
 	{ init_without_dispatcher, "s is NULL",
 	  "ustack_init without a dispatcher" },
+	{ init_running, "is the running thread",
+	  "ustack_init on the running thread" },
 	{ discard_running, "is running (it may end itself",
 	  "discarding the running thread" },
 	{ discard_null, "ustack_discard(): (nil) is not set up",
