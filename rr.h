@@ -24,12 +24,14 @@ struct rr_thread;
 int  rr_init(int proc_nr, int thread_nr);
 /*
  * Starts the processors; threads may be created before or after. -EPERM
- * from one of its own threads.
+ * from one of its own threads; -EALREADY, -EINVAL, -EAGAIN: see so_start
+ * in sched/sched.h.
  */
 int  rr_start(void);
 /*
  * Waits until every thread has finished, then stops the processors.
- * -EDEADLK from one of its own threads, which it would wait for.
+ * -EDEADLK from one of its own threads, which it would wait for; -EINVAL
+ * before init, after fini or during another's; start's errors: see so_fini.
  */
 int  rr_fini(void);
 
@@ -62,7 +64,8 @@ struct rr_thread *rr_self(void);
 /* Ends the calling thread; anywhere but in an rr thread, stops the
  * program with a message. */
 void rr_done(void) __attribute__((noreturn));
-/* Counters of processor proc. */
+/* Counters of processor proc: 0, or -EINVAL (no such one, out NULL, no
+ * init); see so_stats. */
 int  rr_stats(int proc, struct sched_stats *out);
 
 #ifdef __cplusplus
