@@ -258,19 +258,26 @@ $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -flto $(filter %.c,$^) \
 		$(filter %.a,$^) -o $@ $(LDLIBS)
 
-# The public headers compile as C++ (if there is a C++ compiler); OUT/tests/cxx
-# records which, so that another one checks them again.
+# Each public header compiles on its own: as C11 with -pedantic, by CC, and
+# as C++ (if there is a C++ compiler); OUT/tests/cxx records which, so that
+# another one checks them again.
+$(OUT)/tests/c-header.ok: $(PUB_HDRS) $(OBJ)/flags
+	@mkdir -p $(dir $@)
+	@for h in $(PUB_HDRS); do echo "#include \"$$h\"" | \
+		$(CC) -x c -std=c11 -pedantic -Wall -Wextra -Werror -I. \
+			-fsyntax-only - || exit; done; touch $@
 $(OUT)/tests/cxx: $(call flags_changed,$(OUT)/tests/cxx,$(CXX))
 	$(call flags_record,$@,$(CXX))
 $(OUT)/tests/cxx-header.ok: $(PUB_HDRS) $(OUT)/tests/cxx
 	@mkdir -p $(dir $@)
 	@if command -v $(CXX) >/dev/null 2>&1; then \
-		for h in $(PUB_HDRS); do echo "#include \"$$h\""; done | \
+		for h in $(PUB_HDRS); do echo "#include \"$$h\"" | \
 		$(CXX) -x c++ -std=c++17 -Wall -Wextra -Werror -I. \
-			-fsyntax-only - && touch $@; \
-	else touch $@; fi
+			-fsyntax-only - || exit; done; \
+	fi; touch $@
 
-check-build: all $(TEST_BINS) $(EXAMPLES) $(OUT)/tests/cxx-header.ok
+check-build: all $(TEST_BINS) $(EXAMPLES) $(OUT)/tests/c-header.ok \
+	$(OUT)/tests/cxx-header.ok
 
 test: bench
 	@set -e; $(foreach c,$(TEST_CONFIGS),$(MAKE) --no-print-directory \

@@ -8,11 +8,12 @@
 # and LDFLAGS are used and recorded; CFLAGS with quotes reach ring-lto's
 # library, whose commands show (but under -s), and whose directory no O
 # may name; -flto in CC makes an archive that links; another CXX checks
-# the headers again; make -n writes no record of flags; a bench program
-# or a C or C++ peer is rebuilt when a header it includes changes (the
-# Makefile lists the former's by hand); the Rust peers are skipped
-# where cargo cannot get their crates, removing an earlier build's
-# programs, fail on their own errors, and are as rustfmt writes them.
+# the headers again, and each compiles alone, as ISO C and as C++; make -n
+# writes no record of flags; a bench program or a C or C++ peer is rebuilt
+# when a header it includes changes (the Makefile lists the former's by
+# hand); the Rust peers are skipped where cargo cannot get their crates,
+# removing an earlier build's programs, fail on their own errors, and are
+# as rustfmt writes them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -223,6 +224,26 @@ make_in "$tree" -s O="$tmp/o" "$tmp/o/tests/cxx-header.ok" &&
 	! make_in "$tree" -s O="$tmp/o" CXX="$tmp/bad-cxx" \
 		"$tmp/o/tests/cxx-header.ok"
 ok $? "another CXX checks the headers again"
+
+# Each public header compiles alone: one that leans on another included
+# before it (usched.h's stddef.h) fails both checks, though they passed
+# together; one that is not ISO C (a stray ';' outside a function) fails
+# the C one.
+cp -a "$tree" "$tmp/hdr"
+sed -i 's/^struct ll_thread;$/&\nsize_t ll_size(void);/' "$tmp/hdr/ll.h"
+for ok in c-header.ok cxx-header.ok; do
+	! make_in "$tmp/hdr" -s O="$tmp/oh" "$tmp/oh/tests/$ok" 2>/dev/null &&
+		grep -q "ll.h" "$tmp/log" && [ ! -e "$tmp/oh/tests/$ok" ]
+	ok $? "$ok: a public header that does not include what it needs fails"
+done
+cp "$tree/ll.h" "$tmp/hdr/ll.h" && echo ';' >>"$tmp/hdr/sched/sched.h"
+! make_in "$tmp/hdr" -s O="$tmp/oh" "$tmp/oh/tests/c-header.ok" 2>/dev/null &&
+	grep -q "sched/sched.h" "$tmp/log"
+ok $? "c-header.ok: a public header that is not ISO C fails"
+cp "$tree/sched/sched.h" "$tmp/hdr/sched/sched.h" &&
+	make_in "$tmp/hdr" -s O="$tmp/oh" "$tmp/oh/tests/c-header.ok" \
+		"$tmp/oh/tests/cxx-header.ok"
+ok $? "the headers as they are pass both"
 
 # make -n: after a build, nothing to do; with other CFLAGS, the rebuild
 # they would make, and the build's record of its flags as it was.
