@@ -41,12 +41,15 @@ ifneq ($(words $(O)),1)
 $(error O must name one directory, with no blanks, not \
 	'$(call one_line,$(O))')
 endif
-# An O naming a file, or a link to none, would stop at make's first write
-# under it, with make's own error. (O/. is found only if O is a directory.)
-ifneq ($(wildcard $(O)),)
-ifeq ($(wildcard $(O)/.),)
-$(error O='$(O)' names a file, not a directory: choose another O)
-endif
+# An O naming a file, or a link to none, or under one, would stop at make's
+# first write under it, with make's own error: the nearest of O and the
+# directories above it that is there must be a directory (P/. is found only
+# if P is one). up PATH: PATH and each directory above it but /.
+up = $1 $(if $(filter-out /,$1),$(call up,$(patsubst %/,%,$(dir $1))))
+o_there := $(firstword $(foreach p,$(call up,$(abspath $(O))),$(wildcard $p)))
+ifeq ($(wildcard $(o_there)/.),)
+$(error O='$(O)' $(if $(filter $(o_there),$(abspath $(O))),names a file,is \
+	under a file ($(o_there))), not a directory: choose another O)
 endif
 # refuse_o DIR,WHERE: stops if O names DIR, however it is spelled (./DIR,
 # its absolute path, a link to it), WHERE another build is.

@@ -1,17 +1,18 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
 # path with a blank, or an O with one, with a '$', empty, naming a file or
-# build/, is refused before anything is written or removed; make O=DIR
-# clean cleans DIR (and bench/bin if DIR built it), not the tree, nor the
-# tree's sources when DIR is the tree; an edit of the Makefile's own flags
-# rebuilds the library; make test runs only the tests that exist; CPPFLAGS
-# and LDFLAGS are used and recorded; CFLAGS with quotes reach ring-lto's
-# library, whose commands show (but under -s), and whose directory no O
-# may name; -flto in CC makes an archive that links; another CXX checks
-# the headers again, and each compiles alone, as ISO C and as C++; make -n
-# writes no record of flags; a bench program or a C or C++ peer is rebuilt
-# when a header it includes changes (the Makefile lists the former's by
-# hand); the Rust peers are skipped where cargo cannot get their crates,
+# a path under one, or build/, is refused before anything is written or
+# removed; make O=DIR clean cleans DIR (and bench/bin if DIR built it),
+# not the tree, nor the tree's sources when DIR is the tree; an edit of
+# the Makefile's own flags rebuilds the library; make test runs only the
+# tests that exist; CPPFLAGS and LDFLAGS are used and recorded; CFLAGS
+# with quotes reach ring-lto's library, whose commands show (but under
+# -s), and whose directory no O may name; -flto in CC makes an archive
+# that links; another CXX checks the headers again, and each compiles
+# alone, as ISO C and as C++; make -n writes no record of flags; a bench
+# program or a C or C++ peer is rebuilt when a header it includes changes
+# (the Makefile lists the former's by hand); the Rust peers are skipped
+# where cargo cannot get their crates,
 # removing an earlier build's programs, fail on their own errors, and are
 # as rustfmt writes them.
 set -u
@@ -92,11 +93,17 @@ for o in "$tmp/my"$'\n'"dir|O must name one directory, with no blanks, not '$tmp
 	ok $rc "make O='${o//$'\n'/\\n}' clean: refused in one line, nothing removed"
 done
 
-# O naming a file, or a link to none: make stopped at its first write
-# under it, with an error of its own. Refused, in one line; the file stays.
+# O naming a file, or a link to none, or under one: make stopped at its
+# first write under it, with an error of its own. Refused, in one line,
+# naming the file; the file stays.
 echo keep >"$tmp/file" && ln -s "$tmp/none" "$tmp/dangling"
-for o in "$tmp/file|all" "$tmp/file|clean" "$tmp/dangling|all"; do
-	refused "O='${o%|*}' names a file, not a directory: choose another O" \
+for o in "$tmp/file|all" "$tmp/file|clean" "$tmp/dangling|all" \
+	 "$tmp/file/sub|all" "$tmp/file/a/b|clean" "$tmp/dangling/sub|all"; do
+	f=${o#"$tmp"/}
+	f=$tmp/${f%%[/|]*}
+	why="is under a file ($f)"
+	[ "$f" = "${o%|*}" ] && why="names a file"
+	refused "O='${o%|*}' $why, not a directory: choose another O" \
 		O="${o%|*}" "${o#*|}" && [ "$(cat "$tmp/file")" = keep ]
 	rc=$?
 	o=${o//"$tmp"/TMP}
