@@ -51,13 +51,29 @@ ifeq ($(wildcard $(o_there)/.),)
 $(error O='$(O)' $(if $(filter $(o_there),$(abspath $(O))),names a file,is \
 	under a file ($(o_there))), not a directory: choose another O)
 endif
-# refuse_o DIR,WHERE: stops if O names DIR, however it is spelled (./DIR,
-# its absolute path, a link to it), WHERE another build is.
-refuse_o = $(if $(filter $(abspath $1) $(realpath $1),$(abspath $(O)) \
-	$(realpath $(O))),$(error O='$(O)' names $1, $2: choose another O))
-# O naming build/ would share the objects and tests of the build without
-# O: a make with other flags would rebuild them, its clean remove them.
-$(call refuse_o,build,where the build without O keeps its objects and tests)
+# O's real path, through any link on its way, though O is not there yet.
+o_real := $(realpath $(o_there))$(patsubst $(o_there)%,%,$(abspath $(O)))
+# refuse_o DIRS,WHERE: stops if O names one of DIRS, in build/ (a % stands
+# for any path), however it is spelled (./DIR, its absolute path, a link to
+# it or to a directory above it), WHERE another build is; the message
+# names the one it is.
+refuse_o = $(foreach d,$(firstword $(foreach b,$(abspath build) \
+	$(realpath build),$(patsubst $b%,build%,$(filter \
+	$(patsubst build%,$b%,$1),$(abspath $(O)) $(o_real))))),\
+	$(error O='$(O)' names $d, $2: choose another O))
+# A build keeps its objects in OUT/obj, and those of its tests and
+# examples in OUT/obj/tests and OUT/obj/examples: where a build with
+# O=OUT/obj would put its tests and examples, and whence its clean would
+# remove them. O naming build/ would share the objects and tests of the
+# build without O (a make with other flags would rebuild them, its clean
+# remove them); O naming build/obj, its tests' and examples' objects.
+$(call refuse_o,build build/obj,where the build without O keeps its \
+	objects and tests)
+# The builds in build/ (make test's, check-matrix's, check-mutants') keep
+# theirs in build/NAME/obj. (O=build/NAME, as make test gives it, is not
+# refused.)
+$(call refuse_o,build/%/obj,where a build in build/ keeps its objects and \
+	tests)
 # O naming the tree however it is spelled (./, its absolute path) is the
 # default: build/, not tests/ and examples/, which clean would remove.
 IN_TREE := $(filter $(CURDIR),$(realpath $(O)))

@@ -1,10 +1,11 @@
 #!/bin/bash
 # The Makefile where a user's setup is unusual, in a copy of the tree: a
 # path with a blank, or an O with one, with a '$', empty, naming a file or
-# a path under one, or build/, is refused before anything is written or
-# removed; make O=DIR clean cleans DIR (and bench/bin if DIR built it),
-# not the tree, nor the tree's sources when DIR is the tree; an edit of
-# the Makefile's own flags rebuilds the library; make test runs only the
+# a path under one, or build/, build/obj or the obj/ of a build in build/,
+# is refused before anything is written or removed (make test's own O is
+# not); make O=DIR clean cleans DIR (and bench/bin if DIR built it), not
+# the tree, nor the tree's sources when DIR is the tree; an edit of the
+# Makefile's own flags rebuilds the library; make test runs only the
 # tests that exist; CPPFLAGS and LDFLAGS are used and recorded; CFLAGS
 # with quotes reach ring-lto's library, whose commands show (but under
 # -s), and whose directory no O may name; -flto in CC makes an archive
@@ -139,22 +140,46 @@ ok $? "make O=./ builds in build/; make O=TREE clean keeps tests/ and examples/"
 
 # O naming build/, however spelled: the build without O's objects and
 # tests were its own (O=build CFLAGS=-O0 rebuilt them at -O0, and its
-# clean removed them). Refused before anything is built or removed.
+# clean removed them). O naming build/obj: its tests and examples went in
+# that build's obj/tests and obj/examples, where it keeps their objects,
+# and its clean removed those. Refused before anything is built or
+# removed.
 make_in "$tree" -s all build/tests/t_basic &&
 	cp "$tree/build/obj/flags" "$tmp/flags" &&
-	ln -s "$tree/build" "$tmp/build-link"
+	ln -s "$tree/build" "$tmp/build-link" &&
+	ln -s "$tree/build/obj" "$tmp/obj-link"
 ok $? "make builds the library and t_basic in build/"
-for o in "build|clean" "./build|clean" "$tree/build/|clean" \
-	 "$tmp/build-link|clean" "build|CFLAGS=-O0 all"; do
-	refused "O='${o%|*}' names build, where the build without O keeps its objects and tests: choose another O" \
-		O="${o%|*}" ${o#*|} && [ -e "$tree/build/obj/usched.o" ] &&
+for o in "build|build|clean" "./build|build|clean" \
+	 "$tree/build/|build|clean" "$tmp/build-link|build|clean" \
+	 "build|build|CFLAGS=-O0 all" "build/obj|build/obj|clean" \
+	 "./build/obj/|build/obj|clean" "$tree/build/obj|build/obj|clean" \
+	 "$tmp/obj-link|build/obj|clean" \
+	 "$tmp/build-link/obj|build/obj|clean" "build/obj|build/obj|all"; do
+	IFS='|' read -r dir named args <<<"$o"
+	refused "O='$dir' names $named, where the build without O keeps its objects and tests: choose another O" \
+		O="$dir" $args && [ -e "$tree/build/obj/usched.o" ] &&
 		[ -e "$tree/build/tests/t_basic" ] &&
+		[ -e "$tree/build/obj/tests/t_basic.o" ] &&
+		[ ! -e "$tree/build/obj/obj" ] &&
 		cmp -s "$tmp/flags" "$tree/build/obj/flags"
 	rc=$?
-	o=${o//"$tmp"/TMP}
-	o=${o//TMP\/tree/TREE}
-	ok $rc "make O='${o%|*}' ${o#*|}: refused, saying why; build/ stays"
+	dir=${dir//"$tmp"/TMP}
+	ok $rc "make O='${dir//TMP\/tree/TREE}' $args: refused, saying why;" \
+		"build/ stays"
 done
+# So is the obj/ of a build in build/, make test's (through a link to
+# build/ too, build/O0 not there yet); make test's own O=build/O0 is not.
+for o in "build/O0/obj|build/O0/obj" "$tmp/build-link/O0/obj|build/O0/obj" \
+	 "build/ring-lto/obj|build/ring-lto/obj"; do
+	refused "O='${o%|*}' names ${o#*|}, where a build in build/ keeps its objects and tests: choose another O" \
+		O="${o%|*}" all && [ ! -e "$tree/build/O0" ]
+	rc=$?
+	o=${o%|*}
+	ok $rc "make O='${o//"$tmp"/TMP}' all: refused, saying why; nothing built"
+done
+[ ! -e "$tree/build/O0" ] && make_in "$tree" -n O=build/O0 all &&
+	grep -q -- "-c usched.c -o build/O0/obj/usched.o$" "$tmp/log"
+ok $? "make O=build/O0 all, as make test's: builds in build/O0"
 
 # -flto in CC, not CFLAGS: the archive holds the objects as they are, as
 # with it in CFLAGS, and a program links against it.
