@@ -356,8 +356,12 @@ one_prefix = $(foreach v,DESTDIR PREFIX,$(call refuse_dollar,$v))$(if \
 	must be an absolute path (make -C takes a relative one from the \
 	tree), not '$(DESTDIR)'))
 
+# Refused before install's prerequisite builds anything.
+ifneq ($(filter install uninstall,$(MAKECMDGOALS)),)
+$(one_prefix)
+endif
+
 install: all
-	$(one_prefix)
 	@mkdir -p $(OBJ)
 	sed -e 's|@PREFIX@|$(PREFIX)|' usched.pc.in > $(OBJ)/usched.pc
 	install -d $(INCDIR)/sched $(LIBDIR)/pkgconfig
@@ -371,7 +375,6 @@ install: all
 # Removes what install put under PREFIX, and include/usched if that is
 # left empty; nothing else.
 uninstall:
-	$(one_prefix)
 	rm -f $(addprefix $(INCDIR)/,$(PUB_HDRS)) \
 		$(addprefix $(LIBDIR)/,libusched.a libusched.so $(SONAME) \
 			pkgconfig/usched.pc)

@@ -2,10 +2,10 @@
 # make install, as a user sees it: the headers (in include/usched), both
 # libraries and usched.pc land under PREFIX (a second install under
 # another PREFIX names its own; one with a space, a '$' or a relative one,
-# or a relative DESTDIR, is refused), and programs build against them with
-# pkg-config alone: the README's complete program, linked shared and
-# static, and one that uses both schedulers, in C and C++. Also: what make
-# uninstall and make clean leave.
+# or a relative DESTDIR, is refused before anything is built), and
+# programs build against them with pkg-config alone: the README's complete
+# program, linked shared and static, and one that uses both schedulers, in
+# C and C++. Also: what make uninstall and make clean leave.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -26,6 +26,13 @@ make_in() {
 
 install_to() {
 	make_in "$1" install
+}
+
+# refuses PREFIX DESTDIR: make install with them fails before it builds
+# anything (its O, which would be new, is not made), or installs.
+refuses() {
+	make_in "$1" install "$2" O="$tmp/fresh" >/dev/null
+	[ $? != 0 ] && ! [ -e "$tmp/fresh" ] && ! [ -e "$tmp/x" ]
 }
 
 pc() {
@@ -179,9 +186,8 @@ ok $? "make uninstall removes what make install added, and an" \
 # anything is installed: it split a path in two, the second part taken
 # from / or from the source tree.
 for bad in "$tmp/x y|" "$tmp/x |" "/usr|$tmp/x " "$tmp/x"$'\n'"y|"; do
-	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
-	[ $? != 0 ] && grep -q "no spaces" "$tmp/make.log" &&
-		! [ -e "$tmp/x" ] && ! [ -e "$root/y" ]
+	refuses "${bad%|*}" "${bad#*|}" && grep -q "no spaces" "$tmp/make.log" &&
+		! [ -e "$root/y" ]
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
 	bad=${bad//$'\n'/\\n}
@@ -191,12 +197,12 @@ done
 # A newline in either, refused as a blank or beside a '$', is shown as \n:
 # the message was two lines.
 for bad in "$tmp/x"$'\n'"y|" "/usr|$tmp/x"$'\n'"y" "$tmp/x\$"$'\n'"y|"; do
-	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
+	refuses "${bad%|*}" "${bad#*|}"
 	rc=$?
 	bad=${bad//$'\n'/\\n}
 	shown=${bad%|}
-	[ $rc != 0 ] && [ "$(wc -l <"$tmp/make.log")" = 1 ] &&
-		grep -qF "${shown#/usr|}" "$tmp/make.log" && ! [ -e "$tmp/x" ]
+	[ $rc = 0 ] && [ "$(wc -l <"$tmp/make.log")" = 1 ] &&
+		grep -qF "${shown#/usr|}" "$tmp/make.log"
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
@@ -204,9 +210,8 @@ for bad in "$tmp/x"$'\n'"y|" "/usr|$tmp/x"$'\n'"y" "$tmp/x\$"$'\n'"y|"; do
 done
 # Characters the shell or sed would take for their own, likewise.
 for bad in "$tmp/x&y|" "$tmp/x;y|" "/usr|$tmp/x'y" "$tmp/x\\y|"; do
-	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
-	[ $? != 0 ] && grep -q "must make a path without any of" "$tmp/make.log" &&
-		! [ -e "$tmp/x" ]
+	refuses "${bad%|*}" "${bad#*|}" &&
+		grep -q "must make a path without any of" "$tmp/make.log"
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
@@ -217,9 +222,8 @@ done
 # a DESTDIR it ran on into the DESTDIR's name. Both name TMP/x.
 rel=$(realpath --relative-to="$root" "$tmp")
 for bad in "$rel/x|" "x|$tmp/"; do
-	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
-	[ $? != 0 ] && grep -q "PREFIX must be an absolute path" "$tmp/make.log" &&
-		! [ -e "$tmp/x" ]
+	refuses "${bad%|*}" "${bad#*|}" &&
+		grep -q "PREFIX must be an absolute path" "$tmp/make.log"
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
 	bad=${bad//"$rel"/REL_TMP}
@@ -232,9 +236,10 @@ done
 stage=usched-stage.$$
 mkdir -p "$tmp/w"
 for from in "$tmp/w" "$root"; do
-	(cd "$from" && make_in /usr install "$stage" >/dev/null)
-	[ $? != 0 ] && grep -q "DESTDIR must be an absolute path .*, not '$stage'" \
-		"$tmp/make.log" && ! [ -e "$tmp/w/$stage" ] && ! [ -e "$root/$stage" ]
+	(cd "$from" && refuses /usr "$stage") &&
+		grep -q "DESTDIR must be an absolute path .*, not '$stage'" \
+			"$tmp/make.log" && ! [ -e "$tmp/w/$stage" ] &&
+		! [ -e "$root/$stage" ]
 	rc=$?
 	rm -rf "${root:?}/$stage" "$tmp/w/$stage"
 	[ "$from" = "$root" ] && from=TREE || from=TMP/w
@@ -247,18 +252,18 @@ done
 # environment. Refused before anything is installed; make's own $(X) may
 # be meant.
 for bad in "$tmp/x\$y|" "/usr|$tmp/x\$y" "$tmp/x\$\$y|" "$tmp/x\$|"; do
-	make_in "${bad%|*}" install "${bad#*|}" >/dev/null
-	[ $? != 0 ] && grep -q "has a '\$', which make expands: the path may have none but in a \$(VAR) of make's" \
-		"$tmp/make.log" && ! [ -e "$tmp/x" ]
+	refuses "${bad%|*}" "${bad#*|}" &&
+		grep -q "has a '\$', which make expands: the path may have none but in a \$(VAR) of make's" \
+			"$tmp/make.log"
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
 	ok $rc "make install PREFIX='${bad%|*}' DESTDIR='${bad#*|}':" \
 		"refused, with the reason; nothing made"
 done
-PREFIX="$tmp/x\$y" own_make "$tmp/make.log" "$root" -s O="$tmp/build" \
+PREFIX="$tmp/x\$y" own_make "$tmp/make.log" "$root" -s O="$tmp/fresh" \
 	install >/dev/null
 [ $? != 0 ] && grep -q "has a '\$', which make expands" "$tmp/make.log" &&
-	! [ -e "$tmp/x" ]
+	! [ -e "$tmp/fresh" ] && ! [ -e "$tmp/x" ]
 ok $? "PREFIX='TMP/x\$y' from the environment: refused likewise"
 make_in "$tmp/b\$y" uninstall >/dev/null
 [ $? != 0 ] && grep -q "has a '\$', which make expands" "$tmp/make.log" &&

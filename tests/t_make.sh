@@ -3,19 +3,19 @@
 # path with a blank, or an O with one, with a '$', empty, naming a file or
 # a path under one, or build/, build/obj or the obj/ of a build in build/,
 # is refused before anything is written or removed (make test's own O is
-# not); make O=DIR clean cleans DIR (and bench/bin if DIR built it), not
-# the tree, nor the tree's sources when DIR is the tree; an edit of the
-# Makefile's own flags rebuilds the library; make test runs only the
-# tests that exist; CPPFLAGS and LDFLAGS are used and recorded; CFLAGS
-# with quotes reach ring-lto's library, whose commands show (but under
-# -s), and whose directory no O may name; -flto in CC makes an archive
-# that links; another CXX checks the headers again, and each compiles
-# alone, as ISO C and as C++; make -n writes no record of flags; a bench
-# program or a C or C++ peer is rebuilt when a header it includes changes
-# (the Makefile lists the former's by hand); the Rust peers are skipped
-# where cargo cannot get their crates,
-# removing an earlier build's programs, fail on their own errors, and are
-# as rustfmt writes them.
+# not), as a PREFIX or DESTDIR is before make install builds anything;
+# make O=DIR clean cleans DIR (and bench/bin if DIR built it), not the
+# tree, nor the tree's sources when DIR is the tree; an edit of the
+# Makefile's own flags rebuilds the library; make test runs only the tests
+# that exist; CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with
+# quotes reach ring-lto's library, whose commands show (but under -s), and
+# whose directory no O may name; -flto in CC makes an archive that links;
+# another CXX checks the headers again, and each compiles alone, as ISO C
+# and as C++; make -n writes no record of flags; a bench program or a C
+# or C++ peer is rebuilt when a header it includes changes (the Makefile
+# lists the former's by hand); the Rust peers are skipped where cargo
+# cannot get their crates, removing an earlier build's programs, fail on
+# their own errors, and are as rustfmt writes them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -180,6 +180,18 @@ done
 [ ! -e "$tree/build/O0" ] && make_in "$tree" -n O=build/O0 all &&
 	grep -q -- "-c usched.c -o build/O0/obj/usched.o$" "$tmp/log"
 ok $? "make O=build/O0 all, as make test's: builds in build/O0"
+
+# make install or uninstall with a PREFIX or DESTDIR it refuses stops
+# before anything is built: install built the library first.
+touch "$tree/ll.c" "$tmp/stamp"
+for t in "install PREFIX=rel|PREFIX must be an absolute path, not 'rel'" \
+	 "install DESTDIR=rel|DESTDIR must be an absolute path (make -C takes a relative one from the tree), not 'rel'" \
+	 "uninstall PREFIX=rel|PREFIX must be an absolute path, not 'rel'"; do
+	refused "${t#*|}" ${t%|*} &&
+		[ -z "$(find "$tree/build" "$tree"/libusched.* -newer \
+			"$tmp/stamp")" ]
+	ok $? "make ${t%|*}: refused, saying why; nothing built"
+done
 
 # -flto in CC, not CFLAGS: the archive holds the objects as they are, as
 # with it in CFLAGS, and a program links against it.
