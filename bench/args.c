@@ -52,6 +52,25 @@ int parse_leaves(const char *s, uint64_t *out)
 	return p == *out ? 0 : -1;
 }
 
+const char *arg_shown(const char *s)
+{
+	static char buf[SHOWN_BYTES * 4 + 1];
+	char *p = buf;
+
+	for (int k = 0; k < SHOWN_BYTES && s[k] != '\0'; k++) {
+		unsigned char c = (unsigned char)s[k];
+
+		if (c == '\n')
+			p += sprintf(p, "\\n");
+		else if (c < 0x20 || c == 0x7f)
+			p += sprintf(p, "\\x%02x", c);
+		else
+			*p++ = (char)c;
+	}
+	*p = '\0';
+	return buf;
+}
+
 int is_help(const char *arg)
 {
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
@@ -116,8 +135,8 @@ int bench_fault(const char *prog, const char *usage, const char *fault)
 	if (v == NULL || *v == 0)
 		return 0;
 	if (strcmp(v, fault) != 0)
-		usage_fail(prog, usage, "USCHED_BENCH_FAULT is '%.64s'; the "
-			   "one fault here is '%s'", v, fault);
+		usage_fail(prog, usage, "USCHED_BENCH_FAULT is '%s'; the "
+			   "one fault here is '%s'", arg_shown(v), fault);
 	return 1;
 }
 
@@ -128,8 +147,8 @@ uint64_t arg_u64(const char *prog, const char *usage, const char *what,
 
 	if (parse_u64(s, &v) != 0 || v < min || v > max)
 		usage_fail(prog, usage, "%s: not a number from %llu to %llu: "
-			   "'%.64s'", what, (unsigned long long)min,
-			   (unsigned long long)max, s);
+			   "'%s'", what, (unsigned long long)min,
+			   (unsigned long long)max, arg_shown(s));
 	return v;
 }
 
@@ -201,8 +220,8 @@ static int ring_fault_read(struct ring_args *a, unsigned int flags,
 		return ring_bad(why, "USCHED_RING_FAULT=pad needs D > 0, "
 				"and %s", stackless_d);
 	else
-		return ring_bad(why, "USCHED_RING_FAULT is '%.64s'; the faults "
-				"are 'spurious' and 'pad'", v);
+		return ring_bad(why, "USCHED_RING_FAULT is '%s'; the faults "
+				"are 'spurious' and 'pad'", arg_shown(v));
 	return 0;
 }
 
@@ -223,8 +242,8 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 	for (i = 0; i < 5; i++) {
 		if (parse_u64(argv[i + 1], &v[i]) != 0)
 			return ring_bad(why, "%s: not an unsigned 64-bit "
-					"decimal: '%.64s'", names[i],
-					argv[i + 1]);
+					"decimal: '%s'", names[i],
+					arg_shown(argv[i + 1]));
 	}
 	a->ra_n = v[0];
 	a->ra_r = v[1];

@@ -57,6 +57,13 @@ int parse_leaves(const char *s, uint64_t *out);
 /* Seconds on the monotonic clock, for differences. */
 double bench_seconds(void);
 
+/* Bytes of a bad argument or variable a message shows. */
+#define SHOWN_BYTES	64
+/* The first SHOWN_BYTES of @s for a message: a newline as \n, any other
+ * control character as \xHH, so that the message stays on one line and
+ * nothing in it drives the terminal. In a static buffer, which the next
+ * call overwrites. */
+const char *arg_shown(const char *s);
 /* arg is -h or --help. */
 int is_help(const char *arg);
 /* Print "usage: PROG USAGE" on stdout, then exit(0) (1 if it could not be
@@ -79,13 +86,13 @@ void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
  */
 int bench_fault(const char *prog, const char *usage, const char *fault);
 /* The number @s, from @min to @max; else usage_fail() naming it @what
- * (and echoing up to 64 characters of @s). */
+ * (and showing @s, arg_shown()). */
 uint64_t arg_u64(const char *prog, const char *usage, const char *what,
 		 const char *s, uint64_t min, uint64_t max);
 
 /* Why ring_args_read() refused the arguments. */
 struct ring_why {
-	char w_text[160];
+	char w_text[384];	/* with an arg_shown() value */
 };
 
 /* The most N*R threads and D bytes a program takes, below RING_MAX_THREADS

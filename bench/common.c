@@ -32,7 +32,8 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		else if (flag != 0)
 			*flags |= flag;
 		else if (strcmp(argv[i], "--sched") != 0)
-			usage_fail(argv[0], usage, "unknown option '%s'", argv[i]);
+			usage_fail(argv[0], usage, "unknown option '%s'",
+				   arg_shown(argv[i]));
 		else if (i + 1 < argc)
 			name = argv[++i];
 		else
@@ -41,12 +42,13 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 	pin = getenv("USCHED_PIN");
 	if (pin != NULL && *pin != 0 && strcmp(pin, "0") != 0 &&
 	    strcmp(pin, "1") != 0)
-		usage_fail(argv[0], usage, "USCHED_PIN is '%.64s'; it must be "
-			   "0 or 1 (or unset)", pin);
+		usage_fail(argv[0], usage, "USCHED_PIN is '%s'; it must be "
+			   "0 or 1 (or unset)", arg_shown(pin));
 	*ops = sched_find(name);
 	if (*ops == NULL && !(allow_none && strcmp(name, "none") == 0))
 		usage_fail(argv[0], usage, "unknown scheduler '%s' (%s%s)",
-			   name, sched_names(), allow_none ? "|none" : "");
+			   arg_shown(name), sched_names(),
+			   allow_none ? "|none" : "");
 	return i;
 }
 

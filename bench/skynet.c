@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 		usage_fail(argv[0], usage, "too many arguments");
 	if (argc - i > 0 && parse_leaves(argv[i], &leaves) != 0)
 		usage_fail(argv[0], usage, "LEAVES must be a power of 10 up to "
-			   "10^9, not '%s'", argv[i]);
+			   "10^9, not '%s'", arg_shown(argv[i]));
 	if (argc - i > 1)
 		procs = arg_u64(argv[0], usage, "P", argv[i + 1], 1, RING_MAX_P);
 	first = bench_fault(argv[0], usage, "sum");	/* the first leaf */

@@ -328,7 +328,8 @@ int main(int argc, char **argv)
 		if (is_help(argv[i]))
 			help_exit(prog, usage);
 		if (bench_is_option(argv[i]))
-			usage_fail(prog, usage, "unknown option '%s'", argv[i]);
+			usage_fail(prog, usage, "unknown option '%s'",
+				   arg_shown(argv[i]));
 		sizes = (const char *const *)argv + i;
 		nsizes = argc - i;
 	}

@@ -794,6 +794,41 @@ msg_is "--floor runs no threads: -s means nothing with it" "$bin/switch" \
 	--floor -s 1 0
 msg_is "STRIDE 4 does not divide THREADS 10 into cycles" "$bin/switch" \
 	-t 10 -s 4 0
+# A newline or an escape in an argument or a variable is shown as \n or
+# \xHH: the refusal stays on one line, the usage on the next, and nothing
+# of it drives the terminal.
+one_line() {	# WANT CMD...: exit 2, the first line ending ": WANT"
+	local want=$1 prog
+	shift
+	for prog; do [[ $prog == "$bin/"* ]] && break; done
+	timeout 120 "$@" >/dev/null 2>"$err"
+	[ $? = 2 ] && [[ $(head -n 1 "$err") == *": $want" ]] &&
+		[[ $(sed -n 2p "$err") == usage:* ]]
+	ok $? "${prog##*/}: refused on one line, showing $want"
+}
+for p in ring ring-lto ring-pthread ring-cpp ring-cpp-pool ring-boost; do
+	built $p || continue
+	one_line "N: not an unsigned 64-bit decimal: '2\n'" \
+		"$bin/$p" $'2\n' 1 1 0 1
+	one_line "USCHED_RING_FAULT is 'a\nb'; the faults are 'spurious' and 'pad'" \
+		env USCHED_RING_FAULT=$'a\nb' "$bin/$p" 2 1 1 0 1
+done
+one_line "unknown option '--x\x1b[0m'" "$bin/ring" $'--x\e[0m' 2 1 1 0 1
+one_line "unknown scheduler 'a\nb' (rr|ll)" "$bin/ring" --sched $'a\nb' \
+	2 1 1 0 1
+one_line "USCHED_PIN is '1\n'; it must be 0 or 1 (or unset)" \
+	env USCHED_PIN=$'1\n' "$bin/skynet" 10
+for p in skynet skynet-cpp; do
+	built $p && one_line "LEAVES must be a power of 10 up to 10^9, not '10\n'" \
+		"$bin/$p" $'10\n'
+done
+for p in create create-cpp create-boost; do
+	built $p && one_line "COUNT: not a number from 1 to 1099511627776: '1\n'" \
+		"$bin/$p" $'1\n'
+done
+one_line "USCHED_BENCH_FAULT is 'a\x7fb'; the one fault here is 'lost'" \
+	env USCHED_BENCH_FAULT=$'a\x7fb' "$bin/create" 1
+one_line "unknown option '-\x1b'" "$bin/switch" -n 10 $'-\e'
 out=$(timeout 120 "$bin/switch" -n 10 0 x 2>/dev/null)
 [ $? = 2 ] && [ -z "$out" ]
 ok $? "switch -n 10 0 x: fails before timing the good size"

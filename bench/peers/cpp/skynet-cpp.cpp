@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 		usage_fail(name, usage, "expected at most 1 argument, got %d", argc - 1);
 	if (argc == 2 && parse_leaves(argv[1], &leaves) != 0)
 		usage_fail(name, usage, "LEAVES must be a power of 10 up to 10^9, not '%s'",
-			   argv[1]);
+			   arg_shown(argv[1]));
 	std::uint64_t first = bench_fault(name, usage, "sum");	// the first leaf
 
 	// All nodes' frames and queue slots: about 150 bytes each measured.
