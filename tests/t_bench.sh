@@ -829,6 +829,12 @@ done
 one_line "USCHED_BENCH_FAULT is 'a\x7fb'; the one fault here is 'lost'" \
 	env USCHED_BENCH_FAULT=$'a\x7fb' "$bin/create" 1
 one_line "unknown option '-\x1b'" "$bin/switch" -n 10 $'-\e'
+built ring-go &&
+	one_line "USCHED_RING_FAULT is 'a\nb'; the faults are 'spurious' and 'pad'" \
+		env USCHED_RING_FAULT=$'a\nb' "$bin/ring-go" 2 1 1 0 1
+built skynet-go &&
+	one_line "USCHED_BENCH_FAULT is 'a\x1bb'; the one fault here is 'sum'" \
+		env USCHED_BENCH_FAULT=$'a\eb' "$bin/skynet-go" 10
 out=$(timeout 120 "$bin/switch" -n 10 0 x 2>/dev/null)
 [ $? = 2 ] && [ -z "$out" ]
 ok $? "switch -n 10 0 x: fails before timing the good size"

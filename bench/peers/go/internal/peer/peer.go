@@ -110,8 +110,16 @@ func RingFault(d uint64) (Fault, error) {
 	case v == "pad":
 		return NoFault, fmt.Errorf("USCHED_RING_FAULT=pad needs D > 0")
 	default:
-		return NoFault, fmt.Errorf("USCHED_RING_FAULT is '%.64s'; the faults are 'spurious' and 'pad'", v)
+		return NoFault, fmt.Errorf("USCHED_RING_FAULT is '%s'; the faults are 'spurious' and 'pad'", shown(v))
 	}
+}
+
+// shown is the first 64 bytes of a bad value for a message, escaped as Go
+// quotes a string (a newline as \n): the message stays on one line, and
+// nothing in it drives the terminal.
+func shown(v string) string {
+	q := strconv.Quote(v[:min(len(v), 64)])
+	return q[1 : len(q)-1]
 }
 
 // BenchFault reads USCHED_BENCH_FAULT, which makes a benchmark inject its
@@ -123,7 +131,7 @@ func BenchFault(fault string) (bool, error) {
 	case fault:
 		return true, nil
 	default:
-		return false, fmt.Errorf("USCHED_BENCH_FAULT is '%.64s'; the one fault here is '%s'", v, fault)
+		return false, fmt.Errorf("USCHED_BENCH_FAULT is '%s'; the one fault here is '%s'", shown(v), fault)
 	}
 }
 
