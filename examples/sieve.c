@@ -170,12 +170,17 @@ int main(int argc, char **argv)
 	int i, rc;
 
 	ops = sched_find("ll");
-	for (i = 1; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-		if (strcmp(argv[i], "-p") == 0)
+	/* "-5" is a LIMIT, and refused as one */
+	for (i = 1; i < argc && argv[i][0] == '-' &&
+		    (argv[i][1] < '0' || argv[i][1] > '9'); i += 2) {
+		if (strcmp(argv[i], "-p") != 0 &&
+		    strcmp(argv[i], "--sched") != 0)
+			usage("unknown option", argv[i]);
+		if (i + 1 == argc)
+			usage("no value after", argv[i]);
+		if (argv[i][1] == 'p')
 			procs = (int)number(argv[i + 1], 1, 64,
 					    "PROCS is from 1 to 64, not");
-		else if (strcmp(argv[i], "--sched") != 0)
-			usage("unknown option", argv[i]);
 		else if ((ops = sched_find(argv[i + 1])) == NULL)
 			usage("no such scheduler:", argv[i + 1]);
 	}

@@ -276,6 +276,14 @@ static void test_sieve(void)
 		"", "1", "1000001", "x", "-5", "10 11", "-p 0 10", "-p 65 10",
 		"-p x 10", "--sched nope 10", "--bogus 1 10", "-p 10",
 	};
+	static const struct {
+		const char *args, *said;
+	} named[] = {
+		{ "-p", "no value after '-p'" },
+		{ "--sched", "no value after '--sched'" },
+		{ "-p 2 --sched", "no value after '--sched'" },
+		{ "--help", "unknown option '--help'" },
+	};
 	static char out[1 << 16];
 	char *want = primes_below(3000), args[64];
 
@@ -303,6 +311,12 @@ static void test_sieve(void)
 			  sizeof out) == 2 &&
 	   strstr(out, "unexpected argument after LIMIT: '11'"),
 	   "sieve -p 2 10 11: exit 2, naming the argument after LIMIT");
+	/* an option at the end is named, not refused as a LIMIT */
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		ok(run_redirected(sieve, named[i].args, "2>&1 >/dev/null", out,
+				  sizeof out) == 2 &&
+		   strstr(out, named[i].said) != NULL,
+		   "sieve %s: exit 2, saying %s", named[i].args, named[i].said);
 	expect_full(sieve, "100", 1);
 	expect_full(sieve, "--sched rr -p 2 100", 1);
 	require(setenv("USCHED_PIN", "yes", 1) == 0);
