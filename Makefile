@@ -302,7 +302,7 @@ test: bench
 	@set -e; $(foreach c,$(TEST_CONFIGS),$(MAKE) --no-print-directory \
 		O=build/$(c) CC="$(or $(CC_$(c)),$(CC))" \
 		CFLAGS="$(CFLAGS_$(c)) -Werror" check-build >/dev/null;)
-	prove --exec '' --timer \
+	prove --exec tests/run-test --timer \
 		$(foreach c,$(TEST_CONFIGS),$(TEST_SRCS:tests/%.c=build/$(c)/tests/%)) \
 		$(wildcard tests/t_*.sh tests/t_*.py)
 	@for p in go rust; do $(MAKE) --no-print-directory -s -C bench/peers/$$p test || exit; done

@@ -91,4 +91,4 @@ else
 	echo "skipping aarch64: no aarch64-linux-gnu-gcc or qemu-aarch64"
 fi
 
-prove --exec '' --timer -j 2 "${tests[@]}"
+prove --exec tests/run-test --timer -j 2 "${tests[@]}"

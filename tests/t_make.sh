@@ -7,15 +7,17 @@
 # make O=DIR clean cleans DIR (and bench/bin if DIR built it), not the
 # tree, nor the tree's sources when DIR is the tree; an edit of the
 # Makefile's own flags rebuilds the library; make test runs only the tests
-# that exist; CPPFLAGS and LDFLAGS are used and recorded; CFLAGS with
-# quotes reach ring-lto's library, whose commands show (but under -s), and
-# whose directory no O may name; -flto in CC makes an archive that links;
-# another CXX checks the headers again, and each compiles alone, as ISO C
-# and as C++; make -n writes no record of flags; a bench program or a C
-# or C++ peer is rebuilt when a header it includes changes (the Makefile
-# lists the former's by hand); the Rust peers are skipped where cargo
-# cannot get their crates, removing an earlier build's programs, fail on
-# their own errors, and are as rustfmt writes them.
+# that exist, each through tests/run-test, which passes its output and
+# status on, ends it (and what it started) at its time limit, and names a
+# signal that killed it; CPPFLAGS and LDFLAGS are used and recorded;
+# CFLAGS with quotes reach ring-lto's library, whose commands show (but
+# under -s), and whose directory no O may name; -flto in CC makes an
+# archive that links; another CXX checks the headers again, and each
+# compiles alone, as ISO C and as C++; make -n writes no record of flags;
+# a bench program or a C or C++ peer is rebuilt when a header it includes
+# changes (the Makefile lists the former's by hand); the Rust peers are
+# skipped where cargo cannot get their crates, removing an earlier build's
+# programs, fail on their own errors, and are as rustfmt writes them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -210,13 +212,108 @@ make_in "$tree" O="$tmp/o" all &&
 ok $? "an edit of the Makefile's BASE_CFLAGS recompiles every library source"
 
 # make test names the tests it runs: a binary left by a removed test is not
-# among them.
+# among them. Each runs through tests/run-test.
 mkdir -p "$tree/build/O2/tests" && touch "$tree/build/O2/tests/t_gone"
 make_in "$tree" -n test TEST_CONFIGS=O2 &&
 	sed -e ':a' -e '/\\$/{N;s/\\\n//;ba}' "$tmp/log" >"$tmp/joined" &&
-	grep -q "^prove .* build/O2/tests/t_basic " "$tmp/joined" &&
+	grep -q "^prove --exec tests/run-test .* build/O2/tests/t_basic " \
+		"$tmp/joined" &&
 	! grep -q "^prove .*\(t_gone\|t_\*\)" "$tmp/joined"
-ok $? "make test runs the tests of tests/t_*.c, not whatever is in build/"
+ok $? "make test runs the tests of tests/t_*.c, not whatever is in build/, through tests/run-test"
+
+# tests/run-test, on tests of its own in $rt: each test's output and status
+# are its own; one still running after USCHED_TEST_TIMEOUT seconds is
+# ended, with what it started, saying so; a signal that killed one is
+# named. Its runs are bounded: a runner that never ended its test must not
+# hang this one.
+rt=$tmp/rt
+run_test=$root/tests/run-test
+mkdir "$rt" && : >"$rt/in"
+
+# rt_test NAME LINES: the bash script $rt/NAME
+rt_test() {
+	printf '#!/bin/bash\n%s\n' "$2" >"$rt/$1" && chmod +x "$rt/$1"
+}
+
+# rt_run NAME [VAR=VALUE...]: tests/run-test $rt/NAME with VARS, input
+# $rt/in, output $rt/out, errors $rt/err
+rt_run() {
+	local name=$1
+	shift
+	timeout 30 env "$@" "$run_test" "$rt/$name" <"$rt/in" >"$rt/out" \
+		2>"$rt/err"
+}
+
+# gone PID: PID has ended (or is a zombie) within a second, or is killed
+gone() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" || return 0
+		sleep 0.1
+	done
+	kill -s KILL "$1"
+	return 1
+}
+
+# A test that passes: what it writes, all of it, and nothing more.
+rt_test pass 'printf "ok 1 - a\tb \\\\ c\n1..1"; cat'
+printf '# its input\n' >"$rt/in"
+"$rt/pass" <"$rt/in" >"$rt/expected" && rt_run pass &&
+	cmp -s "$rt/expected" "$rt/out" && [ ! -s "$rt/err" ]
+ok $? "tests/run-test: a test's output and input pass through byte for byte, and its exit 0"
+: >"$rt/in"
+
+rt_test fail 'echo "not ok 1 - x"; echo 1..1; exit 3'
+rt_run fail
+[ $? = 3 ] && [ "$(cat "$rt/out")" = $'not ok 1 - x\n1..1' ] &&
+	[ ! -s "$rt/err" ]
+ok $? "tests/run-test: a test's exit 3 passes through"
+
+# A test that hangs, its child ignoring TERM; then one that ignores it too
+# (killed 5 s after the TERM).
+rt_test stubborn 'trap "" TERM; echo $$ >"${0%/*}/pid"; exec sleep 100'
+rt_test hang 'echo "ok 1 - started"; "${0%/*}/stubborn" & wait'
+rt_test deaf 'trap "" TERM; echo "ok 1 - started"; "${0%/*}/stubborn" & wait'
+for t in hang:3 deaf:8; do
+	rm -f "$rt/pid"
+	start=$SECONDS
+	rt_run ${t%:*} USCHED_TEST_TIMEOUT=1
+	[ $? = 124 ] && [ $((SECONDS - start)) -le ${t#*:} ] &&
+		said="$rt/${t%:*} did not end in 1 s (USCHED_TEST_TIMEOUT)" &&
+		[ "$(cat "$rt/out")" = "ok 1 - started"$'\n'"not ok - $said" ] &&
+		[ "$(cat "$rt/err")" = \
+		  "$run_test: $said: killed it and what it started" ] &&
+		[ -s "$rt/pid" ] && gone "$(cat "$rt/pid")"
+	ok $? "tests/run-test: a test that hangs (${t%:*}) with USCHED_TEST_TIMEOUT=1 is killed within ${t#*:} s, with its child, saying so"
+done
+
+# Killed by SIGKILL (as tests/tap.c's watchdog does when its SIGALRM cannot
+# end a hang): said so, in one line; the runner dies of it too, as prove
+# would have seen the test do.
+rt_test killed 'echo "ok 1 - before"; kill -s KILL $$'
+timeout 30 perl -e 'system @ARGV; exit !($? == 9)' "$run_test" \
+	"$rt/killed" <"$rt/in" >"$rt/out" 2>"$rt/err" &&
+	[ "$(cat "$rt/out")" = "ok 1 - before" ] &&
+	[ "$(cat "$rt/err")" = "$run_test: $rt/killed was killed by SIGKILL, which the C tests' watchdog (tests/tap.c) sends when its SIGALRM did not end a hang" ]
+ok $? "tests/run-test: a test killed by SIGKILL: said so in one line, the runner killed by it too"
+
+# A TERM (or ^C) to the runner reaches the test's own process group.
+rt_test sleeper 'sleep 100 & echo $! >"${0%/*}/pid"; wait'
+rm -f "$rt/pid"
+"$run_test" "$rt/sleeper" >/dev/null 2>&1 &
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$rt/pid" ] || sleep 0.1; done
+kill -s TERM $!
+wait $!
+[ $? = 143 ] && [ -s "$rt/pid" ] && gone "$(cat "$rt/pid")"
+ok $? "tests/run-test: a TERM to the runner ends the test and its child"
+
+rt_test touch 'touch "${0%/*}/touched"'
+for v in 0 10s 1000000000; do
+	rt_run touch USCHED_TEST_TIMEOUT=$v
+	[ $? = 2 ] && [ ! -e "$rt/touched" ] &&
+		[ "$(cat "$rt/err")" = "$run_test: USCHED_TEST_TIMEOUT='$v': not a number of seconds, 1 to 999999999" ]
+	ok $? "tests/run-test: USCHED_TEST_TIMEOUT=$v refused in one line, nothing run"
+done
 
 # CPPFLAGS and LDFLAGS: on the compiles and links, and in the record.
 make_in "$tree" O="$tmp/o" CPPFLAGS=-DUSCHED_CPP LDFLAGS=-Wl,-z,now all &&
