@@ -35,9 +35,12 @@ pub fn complain(msg: std::fmt::Arguments) {
 /// process hung (tokio) or aborted (async-std). One line, its reason
 /// after the place: `{info}` put the place alone on the first. So does
 /// an allocation that fails (`ReportingAlloc`), which names the program.
+/// Only the first thread to fail reports (`first_to_fail`): async-std's
+/// executor and its I/O driver, both refused a thread, made two lines.
 fn fail_on_panic(prog: &'static str) {
     let _ = PROG.set(prog);
     std::panic::set_hook(Box::new(move |info| {
+        first_to_fail();
         let payload = info.payload();
         let why = (payload.downcast_ref::<&str>().copied())
             .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
@@ -101,26 +104,32 @@ unsafe extern "C" {
     fn _exit(status: i32) -> !;
 }
 
+/// A thread that fails the run returns only if it is the first: any other
+/// waits for that one's exit, so the report is one line.
+fn first_to_fail() {
+    static FAILED: AtomicBool = AtomicBool::new(false);
+
+    if FAILED.swap(true, Ordering::Relaxed) {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+}
+
 /// Ends the run for an allocation of `size` bytes refused: nothing of
-/// this allocates. The first thread here reports and exits; any other
-/// waits for that exit, so the report is one line; one refused again
-/// while reporting aborts. It exits with `_exit`: `process::exit` ran this
+/// this allocates. The first thread to fail reports and exits
+/// (`first_to_fail`); one refused again while reporting aborts. It exits with `_exit`: `process::exit` ran this
 /// thread's thread-local destructors, whose allocations were refused too
 /// (an abort, after the report).
 #[cold]
 #[inline(never)]
 fn out_of_memory(size: usize) -> ! {
     thread_local!(static REPORTING: Cell<bool> = const { Cell::new(false) });
-    static REPORTED: AtomicBool = AtomicBool::new(false);
 
     if REPORTING.with(|r| r.replace(true)) {
         std::process::abort();
     }
-    if REPORTED.swap(true, Ordering::Relaxed) {
-        loop {
-            std::thread::sleep(Duration::from_secs(1));
-        }
-    }
+    first_to_fail();
     let prog = PROG.get().copied().unwrap_or("ring");
     complain(format_args!(
         "{prog}: out of memory: an allocation of {size} bytes was refused"
