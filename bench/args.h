@@ -18,14 +18,14 @@ extern "C" {
 #endif
 
 /* Upper bounds that keep every derived size well inside size_t. */
-#define RING_MAX_D	(UINT64_C(1) << 30)	/* bytes of live stack per thread */
+#define RING_MAX_D	(UINT64_C(1) << 30)	/* live stack bytes a thread */
 #define RING_MAX_P	UINT64_C(1024)		/* native threads of a pool */
 #define RING_MAX_THREADS UINT64_C(0xffffffff)	/* N * R: fits 32-bit indices */
 /* Repetitions of a microbenchmark: hours at a few ns each. */
 #define BENCH_MAX_COUNT	(UINT64_C(1) << 40)
 
 /* ring_args_parse() flags: what this peer does with D and P. */
-#define RING_STACKLESS	0x1	/* D must be 0: no stack frame survives a block */
+#define RING_STACKLESS	0x1	/* D must be 0: no frame survives a block */
 #define RING_SINGLE	0x2	/* P must be 1: single-threaded scheduler */
 #define RING_P_CPUS	0x4	/* P counts CPUs: one native thread a member */
 

@@ -7,7 +7,8 @@
 
 int bench_is_option(const char *arg)
 {
-	return arg[0] == '-' && arg[1] != 0 && !(arg[1] >= '0' && arg[1] <= '9');
+	return arg[0] == '-' && arg[1] != 0 &&
+	       !(arg[1] >= '0' && arg[1] <= '9');
 }
 
 static unsigned flag_of(const char *arg)

@@ -27,7 +27,7 @@ static const struct sched_ops *ops;
 static uint64_t count;		/* threads that must run */
 static uint64_t to_make;	/* count, or one too few: the fault */
 static uint64_t ran;
-static uint64_t pending;	/* children of the current batch still running */
+static uint64_t pending;	/* children of this batch still running */
 static void *parent;
 static int errors;
 static int first_error;		/* errno of the first, for its message */
@@ -115,7 +115,8 @@ static void run_bare(void)
 int main(int argc, char **argv)
 {
 	double secs;
-	int i = bench_options(argc, argv, usage, "ll", 1, &ops, 0, NULL), rc = 0;
+	int i = bench_options(argc, argv, usage, "ll", 1, &ops, 0, NULL);
+	int rc = 0;
 
 	if (argc == i)
 		usage_fail(argv[0], usage, "expected COUNT");

@@ -38,7 +38,8 @@ static const char usage[] =
 	"  --sched NAME  scheduler: rr or ll (default ll)\n"
 	"  -v            also print rates, counters and memory on stderr\n"
 	"  -f            threads share the FP control state\n"
-	"  N R M D P     threads per cycle, cycles, rounds, extra stack bytes,\n"
+	"  N R M D P     threads per cycle, cycles, rounds, extra stack "
+	"bytes,\n"
 	"                native threads\n";
 
 struct ring {
@@ -46,7 +47,7 @@ struct ring {
 	void                  (*r_rounds)(uint64_t t);	/* r_ops's own */
 	struct ring_args        r_args;
 	void                  **r_thread;	/* by slot(), cycle by cycle */
-	uint32_t               *r_handed;	/* tokens handed to each thread */
+	uint32_t               *r_handed;	/* tokens handed, per thread */
 	uint64_t                r_bad;		/* failed token checks */
 	uint64_t                r_errors;	/* failed waits and wakes */
 	int                     r_first_error;	/* the first one's -errno */
@@ -134,7 +135,8 @@ void rounds(uint64_t t, int (*wait)(void), int (*wake)(void *))
 {
 	uint64_t n = ring.r_args.ra_n, j = t % n, i = slot(t);
 	uint64_t right = i - j + (j + 1) % n;
-	uint64_t turn = j;	/* rounds until this thread sends: no division */
+	/* rounds until this thread sends: no division */
+	uint64_t turn = j;
 	uint32_t *mine = &ring.r_handed[i];
 	uint64_t got;
 	int rc;
@@ -296,7 +298,7 @@ static unsigned ring_setup(int argc, char **argv)
 	if (ring_args_read(a, argc - i + 1, argv + i - 1, 0, &limits,
 			   &why) != 0)
 		usage_fail(prog, usage, "%s", why.w_text);
-	/* struct, stack copy, handle, count: about 200 bytes a thread, plus D */
+	/* struct, stack copy, handle, count: ~200 bytes a thread, plus D */
 	check_memory(prog, (double)a->ra_threads * (200 + a->ra_d));
 	getrusage(RUSAGE_SELF, &ru);
 	ring.r_rss_before = ru.ru_maxrss;

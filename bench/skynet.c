@@ -76,9 +76,12 @@ static void node(void *arg)
 	n->n_thread = ops->so_self();
 	n->n_pending = 10;
 	for (int k = 0; k < 10; k++) {
-		kids[k] = (struct node){ .n_parent = n, .n_leaves = step,
-					 .n_first = n->n_first + k * step,
-					 .n_group = n == tree ? k : n->n_group };
+		kids[k] = (struct node){
+			.n_parent = n,
+			.n_leaves = step,
+			.n_first = n->n_first + k * step,
+			.n_group = n == tree ? k : n->n_group,
+		};
 		if (ops->so_spawn(node, &kids[k], kids[k].n_group) == NULL) {
 			/* The missing children never report: give up. */
 			fprintf(stderr, "skynet: out of memory\n");
@@ -106,7 +109,8 @@ int main(int argc, char **argv)
 		usage_fail(argv[0], usage, "LEAVES must be a power of 10 up to "
 			   "10^9, not '%s'", arg_shown(argv[i]));
 	if (argc - i > 1)
-		procs = arg_u64(argv[0], usage, "P", argv[i + 1], 1, RING_MAX_P);
+		procs = arg_u64(argv[0], usage, "P", argv[i + 1], 1,
+				RING_MAX_P);
 	first = bench_fault(argv[0], usage, "sum");	/* the first leaf */
 	/* a 10-ary tree has 1.11 threads a leaf; some 300 bytes each */
 	check_memory(argv[0], leaves * 1.12 * 300);
@@ -132,9 +136,10 @@ int main(int argc, char **argv)
 	}
 	secs = bench_seconds() - secs;
 	if (errors != 0 || result != leaves * (leaves - 1) / 2) {
-		fprintf(stderr, "%s: root got %llu, expected %llu (%d errors)\n",
-			argv[0], (unsigned long long)result,
-			(unsigned long long)(leaves * (leaves - 1) / 2), errors);
+		fprintf(stderr, "%s: root got %llu, expected %llu "
+			"(%d errors)\n", argv[0], (unsigned long long)result,
+			(unsigned long long)(leaves * (leaves - 1) / 2),
+			errors);
 		return 1;
 	}
 	free(tree);

@@ -153,7 +153,8 @@ static double ns_per_switch(int threads, int stride, uint64_t rounds,
 		.c_extra = extra,
 		.c_n = threads,
 		.c_stride = stride,
-		.c_spoil = fault && !floor_only,	/* --floor: the copies */
+		/* --floor: the copies */
+		.c_spoil = fault && !floor_only,
 	};
 	double secs;
 
@@ -200,8 +201,10 @@ static const char usage[] =
 	"               of THREADS/STRIDE cycles does (default 1: the next)\n"
 	"  -f           threads share the FP control state (s_share_fpctl)\n"
 	"  -v           prints each cycle's first 16 turns on stderr\n"
-	"  --floor      no usched: only save the registers, copy as many bytes\n"
-	"               out and other bytes in with memcpy, restore (no -t, -s)\n"
+	"  --floor      no usched: only save the registers, copy as many "
+	"bytes\n"
+	"               out and other bytes in with memcpy, restore "
+	"(no -t, -s)\n"
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 

@@ -40,7 +40,7 @@ struct member {
 	uint64_t	 m_pos;		/* index within the cycle */
 	uint64_t	 m_received;	/* M, once run() ended */
 	uint64_t	 m_unhanded;	/* waits that got a token not handed */
-	uint32_t	 m_handed;	/* tokens handed, by the left neighbour */
+	uint32_t	 m_handed;	/* tokens the left neighbour handed */
 	int		 m_pad_bad;	/* the D-byte frame got corrupted */
 } __attribute__((aligned(64)));
 
@@ -283,7 +283,8 @@ int main(int argc, char **argv)
 				"of %llu: %s\n", (unsigned long long)i + 1,
 				(unsigned long long)cfg.ra_threads,
 				strerror(err));
-			exit(1);	/* the threads already running die with us */
+			/* the threads already running die with us */
+			exit(1);
 		}
 	}
 	for (i = 0; i < cfg.ra_threads; i++) {

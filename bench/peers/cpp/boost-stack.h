@@ -28,7 +28,8 @@ constexpr std::size_t boost_stack_base = 16 * 1024;
 // Boost's fixedsize_stack (malloc()), with the mark at the bottom.
 class checked_stack {
 public:
-	checked_stack(const char *prog, std::size_t size) : prog_(prog), inner_(size) {}
+	checked_stack(const char *prog, std::size_t size)
+		: prog_(prog), inner_(size) {}
 
 	boost::context::stack_context allocate()
 	{
@@ -43,8 +44,8 @@ public:
 	void deallocate(boost::context::stack_context &sc) noexcept
 	{
 		if (std::memcmp(bottom(sc), &mark, sizeof(mark)) != 0) {
-			std::fprintf(stderr, "%s: a fiber overran its %zu-byte stack\n",
-				     prog_, sc.size);
+			std::fprintf(stderr, "%s: a fiber overran its "
+				     "%zu-byte stack\n", prog_, sc.size);
 			std::_Exit(1);
 		}
 		inner_.deallocate(sc);

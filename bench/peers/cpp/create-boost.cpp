@@ -18,7 +18,9 @@ namespace ctx = boost::context;
 namespace {
 
 constexpr const char *prog = "create-boost";
-constexpr const char *usage = "COUNT\n  COUNT  fibers to create, run and destroy one after another (>= 1)\n";
+constexpr const char *usage =
+	"COUNT\n"
+	"  COUNT  fibers to create, run and destroy one after another (>= 1)\n";
 
 } // namespace
 
@@ -27,7 +29,7 @@ int main(int argc, char **argv)
 	// Outside the timed loop; it only records the size.
 	peers::checked_stack stack(prog, peers::boost_stack_base);
 
-	return peers::create_main(argc, argv, prog, usage, "fibers", [&stack](std::uint64_t count) {
+	auto loop = [&stack](std::uint64_t count) {
 		std::uint64_t runs = 0;
 
 		for (std::uint64_t i = 0; i < count; i++) {
@@ -40,5 +42,7 @@ int main(int argc, char **argv)
 			f = std::move(f).resume();
 		}
 		return runs;
-	});
+	};
+
+	return peers::create_main(argc, argv, prog, usage, "fibers", loop);
 }

@@ -11,7 +11,10 @@
 namespace {
 
 constexpr const char *prog = "create-cpp";
-constexpr const char *usage = "COUNT\n  COUNT  coroutines to create, run and destroy one after another (>= 1)\n";
+constexpr const char *usage =
+	"COUNT\n"
+	"  COUNT  coroutines to create, run and destroy one after another "
+	"(>= 1)\n";
 
 // Not inlined: clang could otherwise elide the frame allocation (HALO) and
 // measure nothing.
@@ -25,11 +28,13 @@ constexpr const char *usage = "COUNT\n  COUNT  coroutines to create, run and des
 
 int main(int argc, char **argv)
 {
-	return peers::create_main(argc, argv, prog, usage, "coroutines", [](std::uint64_t count) {
+	auto loop = [](std::uint64_t count) {
 		std::uint64_t runs = 0;
 
 		for (std::uint64_t i = 0; i < count; i++)
 			trivial(runs).handle.resume();
 		return runs;
-	});
+	};
+
+	return peers::create_main(argc, argv, prog, usage, "coroutines", loop);
 }

@@ -26,7 +26,8 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 
 	help_if_asked(argc, argv, usage);
 	if (argc != 2)
-		usage_fail(name, usage, "expected 1 argument, got %d", argc - 1);
+		usage_fail(name, usage, "expected 1 argument, got %d",
+			   argc - 1);
 	count = arg_u64(name, usage, "COUNT", argv[1], 1, BENCH_MAX_COUNT);
 	to_make = count - bench_fault(name, usage, "lost");
 
@@ -37,7 +38,8 @@ int create_main(int argc, char **argv, const char *prog, const char *usage,
 
 		if (runs != count) {
 			std::fprintf(stderr, "%s: %llu of %llu %s ran\n", prog,
-				     (unsigned long long)runs, (unsigned long long)count, units);
+				     (unsigned long long)runs,
+				     (unsigned long long)count, units);
 			return 1;
 		}
 		std::printf("%.2f\n", elapsed * 1e9 / count);

@@ -34,7 +34,8 @@ namespace {
 constexpr const char *prog = "ring-boost";
 
 struct member {
-	ctx::fiber fiber;		// suspended context, empty while running
+	// suspended context, empty while running
+	ctx::fiber fiber;
 	std::uint64_t tokens = 0;	// received, not yet taken
 	bool waiting = false;
 	bool pad_bad = false;
@@ -156,10 +157,11 @@ int run(const ring_args &cfg)
 					  4095) / 4096 * 4096);
 
 	bool ok = peers::ring_run(prog, cfg, members, s,
-		[&s, &cfg, &stack](std::uint64_t, std::uint64_t pos, member &me, member &right) {
+		[&s, &cfg, &stack](std::uint64_t, std::uint64_t pos,
+				   member &me, member &right) {
 			me.fiber = ctx::fiber(std::allocator_arg, stack,
-				[&s, &cfg, pos, &me, &right](ctx::fiber &&from) {
-					s.started(std::move(from));
+				[&s, &cfg, pos, &me, &right](ctx::fiber &&f) {
+					s.started(std::move(f));
 					ring_member(s, cfg, pos, me, right);
 					return s.exit_to();
 				});
@@ -180,5 +182,6 @@ int main(int argc, char **argv)
 {
 	// Touched stack pages (about 5 KiB measured) plus the pad.  Stacks come
 	// from malloc(), members from operator new.
-	return peers::ring_main(argc, argv, {prog, RING_SINGLE, 8192, "fibers"}, run);
+	return peers::ring_main(argc, argv,
+		{prog, RING_SINGLE, 8192, "fibers"}, run);
 }

@@ -81,8 +81,9 @@ public:
 	// Make a coroutine runnable on the calling worker.
 	void wake(std::coroutine_handle<> h)
 	{
-		// The woken coroutine alone will be run by this worker as soon as
-		// the current one blocks: only surplus work is worth a wakeup.
+		// The woken coroutine alone will be run by this worker as soon
+		// as the current one blocks: only surplus work is worth a
+		// wakeup.
 		if (self_->push(h) > 1 && sleepers_.load() > 0) {
 			std::lock_guard lk(idle_mu_);
 			idle_cv_.notify_one();
@@ -101,11 +102,13 @@ public:
 			try {
 				threads.emplace_back([this, &w] { work(*w); });
 			} catch (const std::exception &e) {
-				// No thread (system_error) or no memory for its state
-				// (bad_alloc), and workers already run coroutines: no
-				// clean way back.
-				std::fprintf(stderr, "%s: cannot start worker thread %zu of %zu: %s\n",
-					     prog, w->id + 1, workers_.size(), e.what());
+				// No thread (system_error) or no memory for its
+				// state (bad_alloc), and workers already run
+				// coroutines: no clean way back.
+				std::fprintf(stderr, "%s: cannot start worker "
+					     "thread %zu of %zu: %s\n", prog,
+					     w->id + 1, workers_.size(),
+					     e.what());
 				std::_Exit(1);
 			}
 		}
@@ -128,7 +131,8 @@ private:
 					return;
 			}
 		} catch (const std::exception &e) {
-			std::fprintf(stderr, "%s: worker %zu: %s\n", prog, w.id, e.what());
+			std::fprintf(stderr, "%s: worker %zu: %s\n", prog,
+				     w.id, e.what());
 			std::_Exit(1);
 		}
 	}
@@ -146,7 +150,8 @@ private:
 				worker &v = *workers_[(w.id + k) % n];
 				{
 					std::lock_guard lk(v.mu);
-					std::size_t take = (v.queue.size() + 1) / 2;
+					std::size_t take =
+						(v.queue.size() + 1) / 2;
 					for (; take > 0; take--) {
 						loot.push_back(v.queue.front());
 						v.queue.pop_front();
@@ -157,7 +162,9 @@ private:
 					loot.pop_front();
 					if (!loot.empty()) {
 						std::lock_guard lk(w.mu);
-						w.queue.insert(w.queue.end(), loot.begin(), loot.end());
+						w.queue.insert(w.queue.end(),
+							       loot.begin(),
+							       loot.end());
 					}
 					return h;
 				}
@@ -181,7 +188,8 @@ private:
 				work = work || !w->empty();
 			if (work)
 				break;
-			// Every other worker sleeps too, so nobody can push any more.
+			// Every other worker sleeps too, so nobody can push
+			// any more.
 			if (sleepers_.load() == workers_.size()) {
 				done_ = true;
 				idle_cv_.notify_all();
@@ -209,7 +217,8 @@ class channel {
 public:
 	void send(pool &p)
 	{
-		// acquire: see waiter_ as stored before the receiver's decrement.
+		// acquire: see waiter_ as stored before the receiver's
+		// decrement.
 		if (state_.fetch_add(1, std::memory_order_acq_rel) < 0)
 			p.wake(waiter_);	// the token goes to the waiter
 	}
@@ -229,11 +238,13 @@ public:
 
 			bool await_ready() noexcept
 			{
-				auto s = ch.state_.load(std::memory_order_relaxed);
+				auto s = ch.state_.load(
+					std::memory_order_relaxed);
 				while (s > 0) {
-					if (ch.state_.compare_exchange_weak(s, s - 1,
-							std::memory_order_acquire,
-							std::memory_order_relaxed))
+					if (ch.state_.compare_exchange_weak(
+						    s, s - 1,
+						    std::memory_order_acquire,
+						    std::memory_order_relaxed))
 						return true;
 				}
 				return false;
@@ -244,10 +255,12 @@ public:
 				channel &c = ch;
 
 				c.waiter_ = h;
-				// Once state is -1 a sender may resume us on another
-				// worker at once: touch nothing in the frame after this.
-				// A token that arrived meanwhile is taken right here.
-				return c.state_.fetch_sub(1, std::memory_order_acq_rel) <= 0;
+				// Once state is -1 a sender may resume us on
+				// another worker at once: touch nothing in the
+				// frame after this.  A token that arrived
+				// meanwhile is taken right here.
+				return c.state_.fetch_sub(1,
+					std::memory_order_acq_rel) <= 0;
 			}
 
 			void await_resume() noexcept {}
@@ -269,13 +282,15 @@ int run(const ring_args &cfg)
 	pool p(cfg.ra_p);
 
 	bool ok = peers::ring_run(prog, cfg, members, p,
-		[&p, &cfg](std::uint64_t i, std::uint64_t pos, member &me, member &right) {
+		[&p, &cfg](std::uint64_t i, std::uint64_t pos, member &me,
+			   member &right) {
 			// Whole cycles start on one worker, so their sends stay
 			// local; each worker a run of neighbouring cycles, as
 			// usched's ring's groups. Dealt out one by one, the
 			// workers' members and frames lay side by side: 8-23 %
 			// slower at N = 8, P = 2, R = 100 to 10^4.
-			p.spawn(peers::ring_member(p, cfg, pos, me, right).handle,
+			p.spawn(peers::ring_member(p, cfg, pos, me,
+						   right).handle,
 				i / cfg.ra_n * cfg.ra_p / cfg.ra_r);
 		},
 		[&p](member &m) { m.inbox.send(p); });
@@ -287,5 +302,6 @@ int run(const ring_args &cfg)
 int main(int argc, char **argv)
 {
 	// Frame, member and queue slot: about 200 bytes measured.
-	return peers::ring_main(argc, argv, {prog, RING_STACKLESS, 256, "coroutines"}, run);
+	return peers::ring_main(argc, argv,
+		{prog, RING_STACKLESS, 256, "coroutines"}, run);
 }

@@ -42,8 +42,8 @@ class channel {
 public:
 	void send(run_queue &rq)
 	{
-		if (waiter_)
-			rq.push(std::exchange(waiter_, {}));	// token goes to the waiter
+		if (waiter_)	// the token goes to the waiter
+			rq.push(std::exchange(waiter_, {}));
 		else
 			tokens_++;
 	}
@@ -62,7 +62,10 @@ public:
 				ch.tokens_--;
 				return true;
 			}
-			void await_suspend(std::coroutine_handle<> h) noexcept { ch.waiter_ = h; }
+			void await_suspend(std::coroutine_handle<> h) noexcept
+			{
+				ch.waiter_ = h;
+			}
 			void await_resume() noexcept {}
 		};
 		return awaiter{*this};
@@ -81,8 +84,10 @@ int run(const ring_args &cfg)
 	run_queue rq(cfg.ra_threads);
 
 	bool ok = peers::ring_run(prog, cfg, members, rq,
-		[&rq, &cfg](std::uint64_t, std::uint64_t pos, member &me, member &right) {
-			rq.push(peers::ring_member(rq, cfg, pos, me, right).handle);
+		[&rq, &cfg](std::uint64_t, std::uint64_t pos, member &me,
+			    member &right) {
+			rq.push(peers::ring_member(rq, cfg, pos, me,
+						   right).handle);
 		},
 		[&rq](member &m) { m.inbox.send(rq); });
 	return ok ? 0 : 1;

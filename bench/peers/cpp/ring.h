@@ -45,15 +45,18 @@ private:
 // "received", "unhanded", "left()" (the tokens still in its channel) and
 // "pad_bad" (constant false on stackless peers, which keep no pad).
 template <class Member>
-bool ring_verify(const char *prog, const ring_args &cfg, const std::vector<Member> &members)
+bool ring_verify(const char *prog, const ring_args &cfg,
+		 const std::vector<Member> &members)
 {
 	ring_check rc = {prog, &cfg, 0, 0};
 
 	for (std::uint64_t i = 0; i < cfg.ra_threads; i++) {
 		const Member &m = members[i];
-		ring_member_end e = {m.received, m.unhanded, m.left(), m.pad_bad};
+		ring_member_end e = {m.received, m.unhanded, m.left(),
+				     m.pad_bad};
 
-		// One that did not finish took what was handed, less what is left.
+		// One that did not finish took what was handed, less what is
+		// left.
 		if (e.me_received == 0 && m.handed > e.me_left)
 			e.me_received = m.handed - e.me_left;
 
@@ -69,8 +72,9 @@ bool ring_verify(const char *prog, const ring_args &cfg, const std::vector<Membe
 // line of output) and returns true.  With USCHED_RING_FAULT=spurious,
 // give(m) first sends member 0 a token that nobody counts as handed.
 template <class Member, class Sched, class Start, class Give>
-bool ring_run(const char *prog, const ring_args &cfg, std::vector<Member> &members,
-	      Sched &sched, Start start, Give give)
+bool ring_run(const char *prog, const ring_args &cfg,
+	      std::vector<Member> &members, Sched &sched, Start start,
+	      Give give)
 {
 	if (cfg.ra_fault == RING_FAULT_SPURIOUS)
 		give(members[0]);
@@ -116,8 +120,9 @@ int ring_main(int argc, char **argv, const ring_peer &peer, Run run)
 
 		return rc != 0 ? rc : bench_output_status(peer.prog);
 	} catch (const std::exception &e) {
-		std::fprintf(stderr, "%s: out of memory for %llu %s (%s)\n", peer.prog,
-			     (unsigned long long)cfg.ra_threads, peer.units, e.what());
+		std::fprintf(stderr, "%s: out of memory for %llu %s (%s)\n",
+			     peer.prog, (unsigned long long)cfg.ra_threads,
+			     peer.units, e.what());
 		return 1;
 	}
 }

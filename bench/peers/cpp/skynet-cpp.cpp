@@ -24,7 +24,10 @@
 namespace {
 
 constexpr const char *prog = "skynet-cpp";
-constexpr const char *usage = "[LEAVES]\n  LEAVES  leaf coroutines, a power of 10 up to 10^9 (default 1000000)\n";
+constexpr const char *usage =
+	"[LEAVES]\n"
+	"  LEAVES  leaf coroutines, a power of 10 up to 10^9 "
+	"(default 1000000)\n";
 
 class run_queue {
 public:
@@ -64,7 +67,8 @@ struct join {
 	void await_resume() const noexcept {}
 };
 
-peers::task node(run_queue &rq, std::uint64_t num, std::uint64_t size, join &parent)
+peers::task node(run_queue &rq, std::uint64_t num, std::uint64_t size,
+		 join &parent)
 {
 	if (size == 1) {
 		parent.report(num);
@@ -89,11 +93,13 @@ int main(int argc, char **argv)
 
 	help_if_asked(argc, argv, usage);
 	if (argc > 2)
-		usage_fail(name, usage, "expected at most 1 argument, got %d", argc - 1);
+		usage_fail(name, usage, "expected at most 1 argument, got %d",
+			   argc - 1);
 	if (argc == 2 && parse_leaves(argv[1], &leaves) != 0)
-		usage_fail(name, usage, "LEAVES must be a power of 10 up to 10^9, not '%s'",
-			   arg_shown(argv[1]));
-	std::uint64_t first = bench_fault(name, usage, "sum");	// the first leaf
+		usage_fail(name, usage, "LEAVES must be a power of 10 up to "
+			   "10^9, not '%s'", arg_shown(argv[1]));
+	// the first leaf
+	std::uint64_t first = bench_fault(name, usage, "sum");
 
 	// All nodes' frames and queue slots: about 150 bytes each measured.
 	check_memory(prog, leaves / 9.0 * 10 * 200);
@@ -110,14 +116,15 @@ int main(int argc, char **argv)
 		std::uint64_t got = root.sum;
 
 		if (root.pending != 0 || got != want) {
-			std::fprintf(stderr, "%s: sum is %llu, expected %llu\n", prog,
-				     (unsigned long long)got, (unsigned long long)want);
+			std::fprintf(stderr, "%s: sum is %llu, expected %llu\n",
+				     prog, (unsigned long long)got,
+				     (unsigned long long)want);
 			return 1;
 		}
 		std::printf("%.6f\n", elapsed);
 	} catch (const std::exception &e) {
-		std::fprintf(stderr, "%s: out of memory for %llu leaves (%s)\n", prog,
-			     (unsigned long long)leaves, e.what());
+		std::fprintf(stderr, "%s: out of memory for %llu leaves (%s)\n",
+			     prog, (unsigned long long)leaves, e.what());
 		return 1;
 	}
 	return bench_output_status(prog);

@@ -14,13 +14,16 @@ struct [[nodiscard]] task {
 	struct promise_type {
 		task get_return_object() noexcept
 		{
-			return {std::coroutine_handle<promise_type>::from_promise(*this)};
+			using coro = std::coroutine_handle<promise_type>;
+
+			return {coro::from_promise(*this)};
 		}
 		std::suspend_always initial_suspend() noexcept { return {}; }
 		std::suspend_never final_suspend() noexcept { return {}; }
 		void return_void() noexcept {}
-		// Out of memory while spawning or queueing: the exception goes to
-		// whoever resumed the coroutine (a run loop), to be reported there.
+		// Out of memory while spawning or queueing: the exception goes
+		// to whoever resumed the coroutine (a run loop), to be
+		// reported there.
 		void unhandled_exception() { throw; }
 	};
 	std::coroutine_handle<> handle;
