@@ -67,7 +67,8 @@ static void test_block_once(void)
 	sleeper->t_s.t_state = ST_WAITING;	/* ustack_block directly */
 	tsched_spawn(&ts, wake_sleeper, &state);
 	tsched_run(&ts);
-	ok(state == 2, "a thread blocked once and resumed, ustack_block gave 0");
+	ok(state == 2,
+	   "a thread blocked once and resumed, ustack_block gave 0");
 	ok(ts.ts_bytes == 0, "its buffer was freed when it finished");
 }
 
@@ -106,7 +107,8 @@ static void test_later_run(void)
 	   "a later run from the same place resumes them intact");
 	ran = 0;
 	tsched_spawn(&ts, block_n, (void *)1L);
-	tsched_run_deeper(&ts.ts_s);	/* stops the program if any counts as blocked */
+	/* stops the program if any counts as blocked */
+	tsched_run_deeper(&ts.ts_s);
 	ok(ran == 1 && ts.ts_done == 3,
 	   "with none blocked, a run from deeper down runs new threads");
 }

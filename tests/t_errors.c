@@ -33,7 +33,7 @@ static void nomem(void *arg)
 	rc[1] = canary == 1234 ? deep_block(0) : TAP_DEEP_BAD;
 	ts.ts_fail_in = 1;			/* growing the buffer fails */
 	rc[2] = deep_block(8);
-	rc[3] = deep_block(0);			/* the old buffer is still there */
+	rc[3] = deep_block(0);			/* the old buffer remains */
 	rc[4] = ts.ts_allocs;
 }
 

@@ -315,10 +315,11 @@ static int leak_check(const char *what)
 
 /*
  * Each failed allocation shows as exactly one error: so_init, so_spawn,
- * so_wait or so_yield -ENOMEM (the threads retry a wait or yield), or so_start or so_fini. Then
- * the program goes on: so_fini, tried once more if it failed, returns 0
- * with every created thread done. Nothing allocated since so_init is left
- * after the next so_init (fini keeps the counters until then).
+ * so_wait or so_yield -ENOMEM (the threads retry a wait or yield), or
+ * so_start or so_fini. Then the program goes on: so_fini, tried once more
+ * if it failed, returns 0 with every created thread done. Nothing
+ * allocated since so_init is left after the next so_init (fini keeps the
+ * counters until then).
  * fini_rc: of the first so_fini; again_rc: of a second, if it failed.
  */
 static int sched_check(int init_rc, int start_rc, int fini_rc, int again_rc)

@@ -114,21 +114,21 @@ struct round {
 	int                     r_procs;
 	int                     r_fifo;	/* rr, P=1, main silent: exact order */
 	int                     r_main_pct;	/* how often main acts */
-	long                    r_budget;	/* operations left to generate */
+	long                    r_budget;	/* ops left to generate */
 	int                     r_cap;		/* threads at most */
 	int                     r_n0;		/* spawned before start */
 	struct mt              *r_t;
 	int                     r_nt;
 	struct mt               r_main;
 	/* The model. */
-	int                    *r_queue;	/* ready FIFO, a ring of r_cap */
+	int                    *r_queue;	/* ready FIFO, ring of r_cap */
 	unsigned                r_head, r_tail;
 	int                     r_cur;		/* running thread, or -1 */
 	int                     r_live, r_blocked;
-	int                    *r_trace;	/* FIFO rounds: who runs each op */
+	int                    *r_trace;	/* FIFO rounds: who runs op i */
 	int                     r_ntrace, r_tcap;
 	/* The run. */
-	int                     r_pos;		/* FIFO rounds: ops run so far */
+	int                     r_pos;		/* FIFO rounds: ops that ran */
 	int                     r_off_order;	/* left the model's order */
 	unsigned                r_fault_mask;	/* atomic */
 	long                    r_faults;	/* atomic */

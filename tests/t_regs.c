@@ -170,7 +170,8 @@ static void holder(void *arg)
 		unsigned long in[REGS_WORDS], out[REGS_WORDS];
 
 		regs_fill(in, who, round);
-		sched_enqueue(&ts->ts_ready, &self->t_s);  /* after the others */
+		/* after the others */
+		sched_enqueue(&ts->ts_ready, &self->t_s);
 		require(regs_call(in, out, block, NULL) == 0);
 		regs_check(in, out, who, round);
 	}

@@ -842,7 +842,8 @@ static void tree(void *arg)
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
-		if (ops->so_spawn(tree, (void *)(depth - 1), (int)depth) == NULL)
+		if (ops->so_spawn(tree, (void *)(depth - 1),
+				  (int)depth) == NULL)
 			__atomic_fetch_add(&leaves, -1000000, __ATOMIC_RELAXED);
 	}
 }
@@ -1218,7 +1219,8 @@ static void test_order_from_outside(void)
 	order_starts = order_wakes = order_ready = 0;
 	require(ops->so_init(1, ORDER_KIDS + 1) == 0);
 	for (long i = 0; i < ORDER_KIDS; i++)
-		require((h[i] = ops->so_spawn(order_kid, (void *)i, 0)) != NULL);
+		require((h[i] = ops->so_spawn(order_kid, (void *)i, 0)) !=
+			NULL);
 	require((last = ops->so_spawn(order_last, NULL, 0)) != NULL);
 	require(ops->so_start() == 0);
 	tap_watchdog(30, "%s: the last of the threads spawned in order never "
@@ -1395,9 +1397,9 @@ static void test_million(void)
 	for (long i = 0; i < N; i++)
 		failed += t[i] == NULL || ops->so_wake(t[i]) != 0;
 	require(ops->so_fini() == 0);
-	ok(failed == 0 && sleepers_woken == N, "%s: %ld threads on 2 processors "
-	   "woken from a native thread: %ld woke, %ld failed", ops->so_name,
-	   N, sleepers_woken, failed);
+	ok(failed == 0 && sleepers_woken == N,
+	   "%s: %ld threads on 2 processors woken from a native thread: "
+	   "%ld woke, %ld failed", ops->so_name, N, sleepers_woken, failed);
 	free(t);
 }
 
@@ -1584,7 +1586,8 @@ static void own_segv(int sig, siginfo_t *si, void *ctx)
 
 	(void)ctx;
 	if (!own_is_waker || at < own_page || at >= own_page + own_page_size) {
-		signal(sig, SIG_DFL);	/* not the waker's stop: dies on return */
+		/* not the waker's stop: dies on return */
+		signal(sig, SIG_DFL);
 		return;
 	}
 	__atomic_store_n(&own_parked, 1, __ATOMIC_RELEASE);
@@ -1614,7 +1617,8 @@ static void own_spawn(void *arg)
 {
 	(void)arg;
 	if (ops->so_wait() == 0)
-		__atomic_store_n(&own_spawned, ops->so_spawn(tsched_nop, NULL, 0),
+		__atomic_store_n(&own_spawned,
+				 ops->so_spawn(tsched_nop, NULL, 0),
 				 __ATOMIC_RELEASE);
 }
 

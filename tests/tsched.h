@@ -22,7 +22,7 @@ struct tsched {
 	long               ts_unrounded;	/* sizes not a multiple of 16 */
 	long               ts_fail_in;	/* fail the n-th next allocation */
 	long               ts_done;	/* threads that finished */
-	unsigned long      ts_seed;	/* non-zero: run a random ready thread */
+	unsigned long      ts_seed;	/* nonzero: run a random ready thread */
 };
 
 void tsched_init(struct tsched *ts);
