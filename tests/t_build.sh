@@ -4,7 +4,7 @@
 # same O, and a make with the same ones rebuilds nothing. The benchmarks,
 # in one directory whatever O is, follow the O they were linked from. The
 # debug info's producer lines say which flags an object or program was
-# built with.
+# built with. And the C and C++ sources keep to 80 columns.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -118,5 +118,23 @@ done
 mk cc "-O1 -g -DV=x" all && mk cc "-O1 -g -DV='\"x\"'" all &&
 	[ "$(compiled)" = "$objs" ]
 ok $? "-DV=x, then -DV='\"x\"': the library again ($(compiled) compiled)"
+
+# The style's 80 columns, tabs of 8, in every tracked C and C++ file. A
+# character is one column: its UTF-8 continuation bytes are dropped first.
+name="the tracked C and C++ sources' lines fit 80 columns (tabs of 8)"
+if files=$(git -C "$root" ls-files '*.c' '*.h' '*.cpp' 2>/dev/null) &&
+	[ -n "$files" ]; then
+	long=$(cd "$root" && while IFS= read -r f; do
+		[ -f "$f" ] || continue		# deleted, not yet committed
+		LC_ALL=C sed 's/[\x80-\xbf]//g' "$f" | expand |
+			awk -v f="$f" 'length($0) > 80 {
+				print f ":" FNR ": " length($0) " columns" }'
+	done <<<"$files")
+	[ -n "$long" ] && sed 's/^/# /' <<<"$long"
+	[ -z "$long" ]
+	ok $? "$name${long:+ ($(wc -l <<<"$long") lines over)}"
+else
+	ok 0 "$name # SKIP not a git checkout"
+fi
 
 tap_done
