@@ -256,7 +256,7 @@ USCHED_C = [
      "\tif (unlikely(used >= s->s_max_used))",
      "s_max_used is stored again when equal"),
     ("suspend-max", "\tif (unlikely(used > s->s_max_used))\t/* so_stats "
-     "reads it meanwhile */\n\t\t__atomic_store_n(&s->s_max_used, (int)used, "
+     "reads it too */\n\t\t__atomic_store_n(&s->s_max_used, (int)used, "
      "__ATOMIC_RELAXED);\n", "", "s_max_used stays 0"),
     ("suspend-state", "\tu->u_state = US_BLOCKED;\n", "",
      "a blocked thread passes for a running one"),
