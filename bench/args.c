@@ -174,10 +174,8 @@ static void ring_usage(FILE *out, const char *prog, unsigned int flags)
 		fputs("  P  native threads: must be 1 (single-threaded "
 		      "scheduler)\n", out);
 	else if (flags & RING_P_CPUS)
-		fprintf(out, "  P  CPUs the threads run on (1..%llu): the "
-			"first P this process may use\n"
-			"     (all of them if fewer); "
-			"one native thread per ring member\n",
+		fprintf(out, "  P  CPUs the threads run on (1..%llu): the first P this process may use\n"
+			"     (all of them if fewer); one native thread per ring member\n",
 			(unsigned long long)RING_MAX_P);
 	else
 		fprintf(out, "  P  native threads (1..%llu)\n",

@@ -248,8 +248,8 @@ double floor_ns(uint64_t rounds, size_t bytes, int share_fpctl,
 	a = malloc(floor_context + bytes);
 	b = malloc(floor_context + bytes);
 	if (a == NULL || b == NULL) {
-		fprintf(stderr, "floor: no memory for two buffers of "
-			"%zu bytes\n", floor_context + bytes);
+		fprintf(stderr, "floor: no memory for two buffers of %zu bytes\n",
+			floor_context + bytes);
 		exit(1);
 	}
 	memset(a, UNCOPIED, floor_context + bytes);

@@ -38,8 +38,7 @@ static const char usage[] =
 	"  --sched NAME  scheduler: rr or ll (default ll)\n"
 	"  -v            also print rates, counters and memory on stderr\n"
 	"  -f            threads share the FP control state\n"
-	"  N R M D P     threads per cycle, cycles, rounds, extra stack "
-	"bytes,\n"
+	"  N R M D P     threads per cycle, cycles, rounds, extra stack bytes,\n"
 	"                native threads\n";
 
 struct ring {

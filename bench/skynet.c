@@ -136,8 +136,8 @@ int main(int argc, char **argv)
 	}
 	secs = bench_seconds() - secs;
 	if (errors != 0 || result != leaves * (leaves - 1) / 2) {
-		fprintf(stderr, "%s: root got %llu, expected %llu "
-			"(%d errors)\n", argv[0], (unsigned long long)result,
+		fprintf(stderr, "%s: root got %llu, expected %llu (%d errors)\n",
+			argv[0], (unsigned long long)result,
 			(unsigned long long)(leaves * (leaves - 1) / 2),
 			errors);
 		return 1;

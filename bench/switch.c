@@ -201,10 +201,8 @@ static const char usage[] =
 	"               of THREADS/STRIDE cycles does (default 1: the next)\n"
 	"  -f           threads share the FP control state (s_share_fpctl)\n"
 	"  -v           prints each cycle's first 16 turns on stderr\n"
-	"  --floor      no usched: only save the registers, copy as many "
-	"bytes\n"
-	"               out and other bytes in with memcpy, restore "
-	"(no -t, -s)\n"
+	"  --floor      no usched: only save the registers, copy as many bytes\n"
+	"               out and other bytes in with memcpy, restore (no -t, -s)\n"
 	"  EXTRA_BYTES  extra live stack per thread (default: 0 to 8192)\n"
 	"Prints the saved stack size and nanoseconds per switch.\n";
 

@@ -75,8 +75,8 @@ static void transfer(struct ustack *to)
 	next_thread = to;
 	rc = ustack_block();
 	if (rc != 0) {
-		fprintf(stderr, "fringe: cannot block (error %d): tree too "
-			"deep?\n", rc);
+		fprintf(stderr, "fringe: cannot block (error %d): tree too deep?\n",
+			rc);
 		exit(3);
 	}
 }

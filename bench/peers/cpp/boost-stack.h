@@ -44,8 +44,8 @@ public:
 	void deallocate(boost::context::stack_context &sc) noexcept
 	{
 		if (std::memcmp(bottom(sc), &mark, sizeof(mark)) != 0) {
-			std::fprintf(stderr, "%s: a fiber overran its "
-				     "%zu-byte stack\n", prog_, sc.size);
+			std::fprintf(stderr, "%s: a fiber overran its %zu-byte stack\n",
+				     prog_, sc.size);
 			std::_Exit(1);
 		}
 		inner_.deallocate(sc);

@@ -13,8 +13,7 @@ namespace {
 constexpr const char *prog = "create-cpp";
 constexpr const char *usage =
 	"COUNT\n"
-	"  COUNT  coroutines to create, run and destroy one after another "
-	"(>= 1)\n";
+	"  COUNT  coroutines to create, run and destroy one after another (>= 1)\n";
 
 // Not inlined: clang could otherwise elide the frame allocation (HALO) and
 // measure nothing.

@@ -105,9 +105,8 @@ public:
 				// No thread (system_error) or no memory for its
 				// state (bad_alloc), and workers already run
 				// coroutines: no clean way back.
-				std::fprintf(stderr, "%s: cannot start worker "
-					     "thread %zu of %zu: %s\n", prog,
-					     w->id + 1, workers_.size(),
+				std::fprintf(stderr, "%s: cannot start worker thread %zu of %zu: %s\n",
+					     prog, w->id + 1, workers_.size(),
 					     e.what());
 				std::_Exit(1);
 			}

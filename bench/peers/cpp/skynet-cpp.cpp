@@ -26,8 +26,7 @@ namespace {
 constexpr const char *prog = "skynet-cpp";
 constexpr const char *usage =
 	"[LEAVES]\n"
-	"  LEAVES  leaf coroutines, a power of 10 up to 10^9 "
-	"(default 1000000)\n";
+	"  LEAVES  leaf coroutines, a power of 10 up to 10^9 (default 1000000)\n";
 
 class run_queue {
 public:
@@ -96,8 +95,8 @@ int main(int argc, char **argv)
 		usage_fail(name, usage, "expected at most 1 argument, got %d",
 			   argc - 1);
 	if (argc == 2 && parse_leaves(argv[1], &leaves) != 0)
-		usage_fail(name, usage, "LEAVES must be a power of 10 up to "
-			   "10^9, not '%s'", arg_shown(argv[1]));
+		usage_fail(name, usage, "LEAVES must be a power of 10 up to 10^9, not '%s'",
+			   arg_shown(argv[1]));
 	// the first leaf
 	std::uint64_t first = bench_fault(name, usage, "sum");
 
