@@ -279,20 +279,19 @@ $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
 
 # Each public header compiles on its own: as C11 with -pedantic, by CC, and
 # as C++ (if there is a C++ compiler); OUT/tests/cxx records which, so that
-# another one checks them again.
+# another one checks them again. each_header COMPILE: a shell loop that
+# stops at the first header COMPILE fails.
+each_header = for h in $(PUB_HDRS); do echo "\#include \"$$h\"" | \
+	$1 -Wall -Wextra -Werror -I. -fsyntax-only - || exit; done
 $(OUT)/tests/c-header.ok: $(PUB_HDRS) $(OBJ)/flags
 	@mkdir -p $(dir $@)
-	@for h in $(PUB_HDRS); do echo "#include \"$$h\"" | \
-		$(CC) -x c -std=c11 -pedantic -Wall -Wextra -Werror -I. \
-			-fsyntax-only - || exit; done; touch $@
+	@$(call each_header,$(CC) -x c -std=c11 -pedantic); touch $@
 $(OUT)/tests/cxx: $(call flags_changed,$(OUT)/tests/cxx,$(CXX))
 	$(call flags_record,$@,$(CXX))
 $(OUT)/tests/cxx-header.ok: $(PUB_HDRS) $(OUT)/tests/cxx
 	@mkdir -p $(dir $@)
 	@if command -v $(CXX) >/dev/null 2>&1; then \
-		for h in $(PUB_HDRS); do echo "#include \"$$h\"" | \
-		$(CXX) -x c++ -std=c++17 -Wall -Wextra -Werror -I. \
-			-fsyntax-only - || exit; done; \
+		$(call each_header,$(CXX) -x c++ -std=c++17); \
 	fi; touch $@
 
 check-build: all $(TEST_BINS) $(EXAMPLES) $(OUT)/tests/c-header.ok \
