@@ -118,9 +118,10 @@ fn first_to_fail() {
 
 /// Ends the run for an allocation of `size` bytes refused: nothing of
 /// this allocates. The first thread to fail reports and exits
-/// (`first_to_fail`); one refused again while reporting aborts. It exits with `_exit`: `process::exit` ran this
-/// thread's thread-local destructors, whose allocations were refused too
-/// (an abort, after the report).
+/// (`first_to_fail`); one refused again while reporting aborts. It exits
+/// with `_exit`: `process::exit` ran this thread's thread-local
+/// destructors, whose allocations were refused too (an abort, after the
+/// report).
 #[cold]
 #[inline(never)]
 fn out_of_memory(size: usize) -> ! {
