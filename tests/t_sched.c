@@ -1218,9 +1218,10 @@ static void test_order_from_outside(void)
 
 	order_starts = order_wakes = order_ready = 0;
 	require(ops->so_init(1, ORDER_KIDS + 1) == 0);
-	for (long i = 0; i < ORDER_KIDS; i++)
-		require((h[i] = ops->so_spawn(order_kid, (void *)i, 0)) !=
-			NULL);
+	for (long i = 0; i < ORDER_KIDS; i++) {
+		h[i] = ops->so_spawn(order_kid, (void *)i, 0);
+		require(h[i] != NULL);
+	}
 	require((last = ops->so_spawn(order_last, NULL, 0)) != NULL);
 	require(ops->so_start() == 0);
 	tap_watchdog(30, "%s: the last of the threads spawned in order never "
