@@ -25,6 +25,7 @@
  */
 #include "sched/sched.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,8 +145,12 @@ static void generate(void *arg)
 
 static void usage(const char *why, const char *arg)
 {
-	fprintf(stderr, "sieve: %s '%s'\n"
-		"usage: sieve [--sched rr|ll] [-p PROCS] LIMIT\n", why, arg);
+	fprintf(stderr, "sieve: %s '", why);
+	/* a control character as \xHH: one line, nothing for the terminal */
+	for (; *arg != 0; arg++)
+		fprintf(stderr, iscntrl((unsigned char)*arg) ? "\\x%02x" : "%c",
+			(unsigned char)*arg);
+	fputs("'\nusage: sieve [--sched rr|ll] [-p PROCS] LIMIT\n", stderr);
 	exit(2);
 }
 

@@ -189,6 +189,23 @@ static void expect_full(const char *path, const char *args, int status)
 	   strrchr(path, '/') + 1, args, status, got, err);
 }
 
+/*
+ * The example at path with args refuses them (exit 2) in one line, want,
+ * the usage on the next: its control characters are shown, not sent.
+ */
+static void expect_said(const char *path, const char *args, const char *want)
+{
+	char err[512];
+	int got = run_redirected(path, args, "2>&1 >/dev/null", err,
+				 sizeof err);
+	size_t n = strlen(want);
+
+	ok(got == 2 && strncmp(err, want, n) == 0 &&
+	   strncmp(err + n, "\nusage: ", 8) == 0,
+	   "%s %s: exit 2, saying %s on one line (got %d)",
+	   strrchr(path, '/') + 1, args, want, got);
+}
+
 static void test_hello(void)
 {
 	char out[256];
@@ -317,6 +334,11 @@ static void test_sieve(void)
 				  sizeof out) == 2 &&
 		   strstr(out, named[i].said) != NULL,
 		   "sieve %s: exit 2, saying %s", named[i].args, named[i].said);
+	/* printf, as sh has no $'...': a newline and an escape in a value */
+	expect_said(sieve, "\"$(printf '1\\n2')\"",
+		    "sieve: LIMIT is from 2 to 1000000, not '1\\x0a2'");
+	expect_said(sieve, "--sched \"$(printf 'a\\033[31mb')\" 10",
+		    "sieve: no such scheduler: 'a\\x1b[31mb'");
 	expect_full(sieve, "100", 1);
 	expect_full(sieve, "--sched rr -p 2 100", 1);
 	require(setenv("USCHED_PIN", "yes", 1) == 0);
@@ -384,6 +406,10 @@ int main(void)
 	expect("(1-2)", "(1 -2)", 2);
 	expect("(1 2)", "(1 2x)", 2);
 	expect("(1)", NULL, 2);
+	expect_said(fringe, "\"$(printf '1 x\\ny')\" 1",
+		    "fringe: bad tree: trailing text at \"x\\x0ay\"");
+	expect_said(fringe, "\"$(printf '(1 \\033[31m)')\" 1",
+		    "fringe: bad tree: expected a number or ( at \"\\x1b[31m)\"");
 	expect_full(fringe, "'(1 2)' '(1 2)'", 3);
 	expect_full(fringe, "1 2", 3);
 	expect("(99999999999999999999999)", "(99999999999999999999998)", 2);
