@@ -46,12 +46,18 @@ static void player(void *arg)
 	turn = other == &threads[0] ? NULL : other;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct usched s = {
 		.s_next = next, .s_alloc = alloc, .s_free = release,
 	};
 
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "hello: takes no arguments, got %d\n"
+			"usage: hello\n", argc - 1);
+		return 2;
+	}
 	ustack_init(&threads[0], &s, player, "ping", NULL, 0);
 	ustack_init(&threads[1], &s, player, "pong", NULL, 0);
 	usched_run(&s);		/* returns when next() returns NULL */

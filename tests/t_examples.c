@@ -214,6 +214,9 @@ static void test_hello(void)
 	   strcmp(out, "ping 0\npong 0\nping 1\npong 1\nping 2\npong 2\n") == 0,
 	   "hello: two threads take turns");
 	expect_full(hello, "", 1);
+	ok(run_output(hello, "a", out, sizeof out) == 2 && out[0] == 0,
+	   "hello a: exit 2, nothing on stdout");
+	expect_said(hello, "a b", "hello: takes no arguments, got 2");
 }
 
 /* The primes below limit, one a line, by trial division. */
