@@ -71,9 +71,15 @@ const char *arg_shown(const char *s)
 	return buf;
 }
 
-int is_help(const char *arg)
+/* -h or --help is among the arguments, wherever it is (as in GNU's). */
+static int help_asked(int argc, char **argv)
 {
-	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			return 1;
+	}
+	return 0;
 }
 
 /* 0 if all that went to stdout was written, else the error. */
@@ -104,16 +110,12 @@ static __attribute__((noreturn)) void help_done(const char *prog)
 	exit(err != 0);
 }
 
-void help_exit(const char *prog, const char *usage)
-{
-	printf("usage: %s %s", prog, usage);
-	help_done(prog);
-}
-
 void help_if_asked(int argc, char **argv, const char *usage)
 {
-	if (argc == 2 && is_help(argv[1]))
-		help_exit(argv[0], usage);
+	if (!help_asked(argc, argv))
+		return;
+	printf("usage: %s %s", argv[0], usage);
+	help_done(argv[0]);
 }
 
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
@@ -288,7 +290,7 @@ void ring_args_parse(struct ring_args *a, int argc, char **argv,
 	const char *prog = argc > 0 ? argv[0] : "ring";
 	struct ring_why why;
 
-	if (argc == 2 && is_help(argv[1])) {
+	if (help_asked(argc, argv)) {
 		ring_usage(stdout, prog, flags);
 		help_done(prog);
 	}

@@ -64,17 +64,12 @@ double bench_seconds(void);
  * nothing in it drives the terminal. In a static buffer, which the next
  * call overwrites. */
 const char *arg_shown(const char *s);
-/* arg is -h or --help. */
-int is_help(const char *arg);
-/* Print "usage: PROG USAGE" on stdout, then exit(0) (1 if it could not be
- * written). */
-void help_exit(const char *prog, const char *usage)
-	__attribute__((noreturn));
 /* The exit status once the result went to stdout: 0, or 1 with a message
  * if it could not be written (a full disk, a closed stdout), which would
  * otherwise leave a driver script an empty result and a success. */
 int bench_output_status(const char *prog);
-/* help_exit() if the one argument is -h or --help. */
+/* If any argument is -h or --help, whatever the others are: print "usage:
+ * PROG USAGE" on stdout, then exit(0) (1 if it could not be written). */
 void help_if_asked(int argc, char **argv, const char *usage);
 /* Print "PROG: WHY" and "usage: PROG USAGE" on stderr, then exit(2). */
 void usage_fail(const char *prog, const char *usage, const char *fmt, ...)
@@ -110,7 +105,7 @@ int ring_args_read(struct ring_args *a, int argc, char **argv,
 		   unsigned flags, const struct ring_limits *lim,
 		   struct ring_why *why);
 /* Parse argv = PROG N R M D P into @a, or exit(2) with a usage message
- * (exit(0) with it on stdout for -h or --help). */
+ * (exit(0) with it on stdout for -h or --help among the arguments). */
 void ring_args_parse(struct ring_args *a, int argc, char **argv,
 		     unsigned flags);
 

@@ -25,12 +25,11 @@ int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 	const char *name = dflt, *pin;
 	int i;
 
+	help_if_asked(argc, argv, usage);
 	for (i = 1; i < argc && bench_is_option(argv[i]); i++) {
 		unsigned flag = flag_of(argv[i]) & accept;
 
-		if (is_help(argv[i]))
-			help_exit(argv[0], usage);
-		else if (flag != 0)
+		if (flag != 0)
 			*flags |= flag;
 		else if (strcmp(argv[i], "--sched") != 0)
 			usage_fail(argv[0], usage, "unknown option '%s'",

@@ -22,7 +22,7 @@ enum {
  * allow_none) and in *flags those of the options in accept that are
  * given. Returns the index of the first positional argument; bad options,
  * and a USCHED_PIN other than 0 or 1, exit 2 with the usage message; -h
- * or --help among the options prints it on stdout and exits 0.
+ * or --help anywhere in argv prints it on stdout and exits 0 first.
  */
 int bench_options(int argc, char **argv, const char *usage, const char *dflt,
 		  int allow_none, const struct sched_ops **ops,

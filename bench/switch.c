@@ -324,10 +324,9 @@ int main(int argc, char **argv)
 	uint64_t rounds = 10000000, threads = 2, stride = 1;
 
 	prog = argv[0];
+	help_if_asked(argc, argv, usage);
 	i = switch_options(argc, argv, &rounds, &threads, &stride);
 	if (i < argc) {
-		if (is_help(argv[i]))
-			help_exit(prog, usage);
 		if (bench_is_option(argv[i]))
 			usage_fail(prog, usage, "unknown option '%s'",
 				   arg_shown(argv[i]));

@@ -623,6 +623,16 @@ for p in ring ring-lto switch create skynet ring-pthread ring-go \
 done
 help_is ring -v --sched rr --help
 help_is switch -n 10 -f -h
+# As in GNU's programs: -h or --help anywhere, whatever the other
+# arguments are (too many, bad, a bad option before it).
+for p in ring ring-lto switch create skynet ring-pthread ring-go \
+	 ring-async-std ring-tokio ring-cpp ring-cpp-pool ring-boost \
+	 create-cpp create-boost skynet-cpp skynet-go; do
+	built $p || continue
+	help_is $p --help 2
+	help_is $p 2 1 1 0 1 -h
+	help_is $p --bogus x --help
+done
 out=$(timeout 120 "$bin/ring" --help)
 [[ $out == *"--sched NAME"* && $out == *"N R M D P"* ]]
 ok $? "ring --help shows its options and arguments"

@@ -252,29 +252,27 @@ impl Ring {
     }
 
     /// Parses the arguments, or reports a usage error (exit status 2; also
-    /// for one not in UTF-8); `-h` or `--help` alone prints the usage on
-    /// stdout (exit status 0).
+    /// for one not in UTF-8); `-h` or `--help` among them, whatever the
+    /// others are, prints the usage on stdout (exit status 0).
     fn from_args(prog: &str) -> Result<Ring, ExitCode> {
         let usage_error = |e: String| {
             complain(format_args!("{prog}: {e}\nusage: {prog} {USAGE}"));
             ExitCode::from(EXIT_USAGE)
         };
+        if std::env::args_os().skip(1).any(|a| a == "-h" || a == "--help") {
+            if let Err(e) = writeln!(std::io::stdout(), "usage: {prog} {USAGE}") {
+                complain(format_args!(
+                    "{prog}: cannot write the usage to stdout: {e}"
+                ));
+                return Err(ExitCode::from(EXIT_FAIL));
+            }
+            return Err(ExitCode::SUCCESS);
+        }
         let args = std::env::args_os()
             .skip(1)
             .map(|a| a.into_string().map_err(|a| format!("{a:?}: not UTF-8")))
             .collect::<Result<Vec<String>, String>>()
             .map_err(usage_error)?;
-        if let [a] = &args[..] {
-            if a == "-h" || a == "--help" {
-                if let Err(e) = writeln!(std::io::stdout(), "usage: {prog} {USAGE}") {
-                    complain(format_args!(
-                        "{prog}: cannot write the usage to stdout: {e}"
-                    ));
-                    return Err(ExitCode::from(EXIT_FAIL));
-                }
-                return Err(ExitCode::SUCCESS);
-            }
-        }
         let mut cfg = Ring::parse(&args).map_err(usage_error)?;
         let fault = std::env::var_os("USCHED_RING_FAULT");
         let fault = fault.as_ref().map(|v| v.to_str().unwrap_or("(not UTF-8)"));

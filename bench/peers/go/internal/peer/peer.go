@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -146,9 +147,9 @@ func (r Ring) Messages() (uint64, error) {
 }
 
 // HelpIfAsked prints the usage on stdout and exits 0 (1 if it could not be
-// written) when the one argument is -h or --help.
+// written) when any argument is -h or --help, whatever the others are.
 func HelpIfAsked(prog, usage string, args []string) {
-	if len(args) != 1 || (args[0] != "-h" && args[0] != "--help") {
+	if !slices.Contains(args, "-h") && !slices.Contains(args, "--help") {
 		return
 	}
 	if _, err := fmt.Printf("usage: %s %s\n", prog, usage); err != nil {
