@@ -54,10 +54,11 @@ int parse_leaves(const char *s, uint64_t *out)
 
 const char *arg_shown(const char *s)
 {
-	static char buf[SHOWN_BYTES * 4 + 1];
+	static char buf[SHOWN_BYTES * 4 + sizeof("...")];
 	char *p = buf;
+	int k;
 
-	for (int k = 0; k < SHOWN_BYTES && s[k] != '\0'; k++) {
+	for (k = 0; k < SHOWN_BYTES && s[k] != '\0'; k++) {
 		unsigned char c = (unsigned char)s[k];
 
 		if (c == '\n')
@@ -67,6 +68,8 @@ const char *arg_shown(const char *s)
 		else
 			*p++ = (char)c;
 	}
+	if (s[k] != '\0')	/* cut: not the whole value */
+		p += sprintf(p, "...");
 	*p = '\0';
 	return buf;
 }

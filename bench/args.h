@@ -59,10 +59,10 @@ double bench_seconds(void);
 
 /* Bytes of a bad argument or variable a message shows. */
 #define SHOWN_BYTES	64
-/* The first SHOWN_BYTES of @s for a message: a newline as \n, any other
- * control character as \xHH, so that the message stays on one line and
- * nothing in it drives the terminal. In a static buffer, which the next
- * call overwrites. */
+/* The first SHOWN_BYTES of @s for a message, and "..." after them if @s is
+ * longer: a newline as \n, any other control character as \xHH, so that
+ * the message stays on one line and nothing in it drives the terminal. In
+ * a static buffer, which the next call overwrites. */
 const char *arg_shown(const char *s);
 /* The exit status once the result went to stdout: 0, or 1 with a message
  * if it could not be written (a full disk, a closed stdout), which would

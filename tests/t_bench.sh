@@ -849,6 +849,24 @@ one_line "unknown option '-\x1b'" "$bin/switch" -n 10 $'-\e'
 built ring-go &&
 	one_line "USCHED_RING_FAULT is 'a\nb'; the faults are 'spurious' and 'pad'" \
 		env USCHED_RING_FAULT=$'a\nb' "$bin/ring-go" 2 1 1 0 1
+# A value shown is cut at 64 bytes: '...' after them says so (here, where
+# the x that makes it bad is), and is not there if nothing was cut.
+zeros=$(printf '%064d' 0)
+for p in ring ring-lto ring-pthread ring-cpp ring-cpp-pool ring-boost; do
+	built $p || continue
+	one_line "N: not an unsigned 64-bit decimal: '$zeros...'" \
+		"$bin/$p" "${zeros}x" 1 1 0 1
+done
+one_line "N: not an unsigned 64-bit decimal: '${zeros#0}x'" \
+	"$bin/ring" "${zeros#0}x" 1 1 0 1
+one_line "USCHED_BENCH_FAULT is '$zeros...'; the one fault here is 'lost'" \
+	env USCHED_BENCH_FAULT="${zeros}x" "$bin/create" 1
+if built ring-go; then
+	one_line "USCHED_RING_FAULT is '$zeros...'; the faults are 'spurious' and 'pad'" \
+		env USCHED_RING_FAULT="${zeros}x" "$bin/ring-go" 2 1 1 0 1
+	one_line "USCHED_RING_FAULT is '${zeros#0}x'; the faults are 'spurious' and 'pad'" \
+		env USCHED_RING_FAULT="${zeros#0}x" "$bin/ring-go" 2 1 1 0 1
+fi
 built skynet-go &&
 	one_line "USCHED_BENCH_FAULT is 'a\x1bb'; the one fault here is 'sum'" \
 		env USCHED_BENCH_FAULT=$'a\eb' "$bin/skynet-go" 10

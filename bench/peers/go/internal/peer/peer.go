@@ -117,10 +117,14 @@ func RingFault(d uint64) (Fault, error) {
 
 // shown is the first 64 bytes of a bad value for a message, escaped as Go
 // quotes a string (a newline as \n): the message stays on one line, and
-// nothing in it drives the terminal.
+// nothing in it drives the terminal; "..." after them if v is longer.
 func shown(v string) string {
 	q := strconv.Quote(v[:min(len(v), 64)])
-	return q[1 : len(q)-1]
+	q = q[1 : len(q)-1]
+	if len(v) > 64 {
+		q += "..." // cut: not the whole value
+	}
+	return q
 }
 
 // BenchFault reads USCHED_BENCH_FAULT, which makes a benchmark inject its
