@@ -131,14 +131,17 @@ static struct node *new_node(void)
 
 static void bad_tree(const char *why, const char *at)
 {
+	int k;
+
 	fprintf(stderr, "fringe: bad tree: %s at \"", why);
 	/* a control character as \xHH: one line, nothing for the terminal */
-	for (int k = 0; k < 20 && at[k] != 0; k++) {
+	for (k = 0; k < 20 && at[k] != 0; k++) {
 		unsigned char c = at[k];
 
 		fprintf(stderr, iscntrl(c) ? "\\x%02x" : "%c", c);
 	}
-	fputs("\"\nusage: fringe TREE TREE   (TREE is a number or ( TREE... ))\n",
+	fputs(at[k] != 0 ? "...\"" : "\"", stderr);	/* the rest cut */
+	fputs("\nusage: fringe TREE TREE   (TREE is a number or ( TREE... ))\n",
 	      stderr);
 	exit(2);
 }

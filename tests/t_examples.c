@@ -413,6 +413,13 @@ int main(void)
 		    "fringe: bad tree: trailing text at \"x\\x0ay\"");
 	expect_said(fringe, "\"$(printf '(1 \\033[31m)')\" 1",
 		    "fringe: bad tree: expected a number or ( at \"\\x1b[31m)\"");
+	/* the first 20 bytes of the rest, '...' if there are more */
+	expect_said(fringe, "'(1 a2345678901234567890)' 1",
+		    "fringe: bad tree: expected a number or ( at "
+		    "\"a2345678901234567890...\"");
+	expect_said(fringe, "'(1 a2345678901234567890' 1",
+		    "fringe: bad tree: expected a number or ( at "
+		    "\"a2345678901234567890\"");
 	expect_full(fringe, "'(1 2)' '(1 2)'", 3);
 	expect_full(fringe, "1 2", 3);
 	expect("(99999999999999999999999)", "(99999999999999999999998)", 2);
