@@ -14,8 +14,8 @@ tests=()
 # CFLAGS_CONFIG and $MORE_CFLAGS, warnings as errors
 build() {
 	local name=$1 cc=$2 cflags
-	cflags="$(make -s --no-print-directory print-cflags-$3) ${MORE_CFLAGS:-}"
-	cflags="$cflags -Werror"
+	cflags=$(make -s --no-print-directory print-cflags-$3)
+	cflags="$cflags ${MORE_CFLAGS:-} -Werror"
 	shift 3
 	make -s --no-print-directory O="build/$name" CC="$cc" CFLAGS="$cflags" \
 		"$@" check-build >/dev/null

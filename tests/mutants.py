@@ -41,8 +41,8 @@ TESTS = ["t_basic", "t_discard", "t_regs", "t_fpenv", "t_stack", "t_errors",
 # The schedulers' tests that kill their mutants, in the order that kills
 # them soonest, and their USCHED_TEST_THREADS: as under a sanitizer, which
 # takes t_sched and t_model a fifth of the time of 200000.
-SCHED_TESTS = ["t_queue", "t_yield", "t_wake_block", "t_lock", "t_pin", "t_errors",
-               "t_bufs", "t_model", "t_sched", "t_faults"]
+SCHED_TESTS = ["t_queue", "t_yield", "t_wake_block", "t_lock", "t_pin",
+               "t_errors", "t_bufs", "t_model", "t_sched", "t_faults"]
 SCHED_THREADS = "20000"
 # Scheduler mutants that only tests at full scale kill (USCHED_TEST_THREADS
 # unset), and those tests: t_sched tries 4096 processors only then.

@@ -93,8 +93,8 @@ elif built ring-lto; then
 	for s in rr ll; do
 		loop=$(objdump -d "$bin/ring-lto" |
 			awk -v f="rounds_$s" '
-			    $0 ~ "<" f "(\\.lto_priv\\.[0-9]+)?>:$" { p = 1; next }
-			    p && /^$/ { exit } p')
+			$0 ~ "<" f "(\\.lto_priv\\.[0-9]+)?>:$" { p = 1; next }
+			p && /^$/ { exit } p')
 		[[ $loop == *call* && ! $loop =~ \<${s}_wait[.\>] ]]
 		ok $? "ring-lto: rounds_$s calls no ${s}_wait (nor a clone of it)"
 	done
@@ -129,7 +129,8 @@ timeout 120 "$bin/ring" -v 4 3 10 100 1 2>"$err" >/dev/null &&
 	grep -Eq "^switches: [0-9]+ " "$err" &&
 	grep -Eq "max stack [0-9]+ B" "$err" &&
 	grep -Eq "^peak RSS: [0-9]+ KiB, [0-9.]+ bytes per thread" "$err" &&
-	grep -Eq "^CPU time: user [0-9]+\.[0-9]{2} s, system [0-9]+\.[0-9]{2} s$" "$err" &&
+	grep -Eq "^CPU time: user [0-9]+\.[0-9]{2} s, system [0-9]+\.[0-9]{2} s$" \
+		"$err" &&
 	awk '/^processor / { sum += $4 } /^switches: / { total = $2 }
 	     END { exit !(total > 0 && total == sum) }' "$err"
 ok $? "ring -v prints the switches (the processors' sum, not 0), max stack, memory and CPU time perf.py reads"
@@ -236,7 +237,8 @@ for p in ring-pthread ring-go ring-async-std ring-tokio ring-cpp \
 	# of tokens left over at the end.
 	case $p in
 	ring-pthread|ring-cpp*|ring-boost)
-		grep -Eq "woken [1-9][0-9]* times before a token was handed" "$err"
+		grep -Eq "woken [1-9][0-9]* times before a token was handed" \
+			"$err"
 		ok $? "$p: thread 0's wait caught the token not handed"
 	esac
 	USCHED_RING_FAULT=0 expect 2 $p 4 3 10 0 1
@@ -274,7 +276,8 @@ for run in "ring-pthread 4 3 10 0 2" "ring-go 5 20 100 0 2" \
 	USCHED_RING_FAULT=spurious expect 1 $run
 	case $run in
 	ring-pthread*|ring-cpp*)
-		grep -Eq "woken [1-9][0-9]* times before a token was handed" "$err"
+		grep -Eq "woken [1-9][0-9]* times before a token was handed" \
+			"$err"
 		ok $? "$run: thread 0's wait caught the token not handed"
 	esac
 done
@@ -384,7 +387,7 @@ built ring-go && expect 0 ring-go 4 3 10 1000 2
 # there stops an older Go, GOTOOLCHAIN=local): vet finds nothing of the
 # standard library they use newer than that.
 gomod=$(dirname "$0")/../bench/peers/go
-go=$(command -v go || ls /usr/local/go/bin/go 2>/dev/null)	# as its Makefile
+go=$(command -v go || ls /usr/local/go/bin/go 2>/dev/null) # as its Makefile
 if [ -z "$go" ]; then
 	echo "# skipping the Go peers' version: no go"
 else
@@ -395,7 +398,8 @@ fi
 # Go dies of an address space it cannot have, with a runtime trace: the
 # memory check says so first.
 if built ring-go; then
-	(ulimit -v 4000000; exec timeout 120 "$bin/ring-go" 16 1 1 268435456 1) \
+	(ulimit -v 4000000
+	 exec timeout 120 "$bin/ring-go" 16 1 1 268435456 1) \
 		>/dev/null 2>"$err"
 	[ $? = 1 ] && grep -q "but ulimit -v allows 3906 MiB" "$err"
 	ok $? "ring-go over ulimit -v: refused at once, naming the limit"
@@ -487,7 +491,8 @@ if built ring-cpp-pool; then
 	(ulimit -v 100000; exec timeout 60 "$bin/ring-cpp-pool" 2 1 1 0 64) \
 		>/dev/null 2>"$err"
 	[ $? = 1 ] && [ "$(wc -l <"$err")" = 1 ] &&
-		grep -q "cannot start worker thread [0-9]* of 64: Resource" "$err"
+		grep -q "cannot start worker thread [0-9]* of 64: Resource" \
+			"$err"
 	ok $? "ring-cpp-pool, its workers' threads refused: exit 1, and why"
 	shim=$(mktemp -d)
 	cat >"$shim/shim.cpp" <<-'EOS'
@@ -521,7 +526,8 @@ if built ring-cpp-pool; then
 			2 1 1 0 2 >/dev/null 2>"$err"
 		rc=$?
 		[ $rc = 1 ] && [ "$(wc -l <"$err")" = 1 ] && grep -q \
-			"cannot start worker thread 2 of 2: std::bad_alloc" "$err"
+			"cannot start worker thread 2 of 2: std::bad_alloc" \
+			"$err"
 		ok $? "ring-cpp-pool, no memory for a worker: exit 1, and why" \
 			"(status $rc: $(head -n 1 "$err"))"
 	fi
@@ -547,11 +553,11 @@ done
 # A result that cannot be written (a full disk) fails the run: exit 1,
 # with the reason, not an empty success.
 for run in "ring 2 1 1 0 1" "ring-lto 2 1 1 0 1" "switch -n 10 0" \
-	   "create 10" "skynet 100" "ring-pthread 2 1 1 0 1" "ring-go 2 1 1 0 1" \
-	   "ring-async-std 2 1 1 0 1" "ring-tokio 2 1 1 0 1" \
-	   "ring-cpp 2 1 1 0 1" "ring-cpp-pool 2 1 1 0 1" \
-	   "ring-boost 2 1 1 0 1" "create-cpp 10" "create-boost 10" \
-	   "skynet-cpp 100" "skynet-go 100"; do
+	   "create 10" "skynet 100" "ring-pthread 2 1 1 0 1" \
+	   "ring-go 2 1 1 0 1" "ring-async-std 2 1 1 0 1" \
+	   "ring-tokio 2 1 1 0 1" "ring-cpp 2 1 1 0 1" \
+	   "ring-cpp-pool 2 1 1 0 1" "ring-boost 2 1 1 0 1" "create-cpp 10" \
+	   "create-boost 10" "skynet-cpp 100" "skynet-go 100"; do
 	p=${run%% *}
 	built $p || continue
 	timeout 120 "$bin/$p" ${run#* } >/dev/full 2>"$err"
@@ -606,8 +612,8 @@ help_is() {
 	shift
 	out=$(timeout 120 "$bin/$prog" "$@" 2>"$err")
 	rc=$?
-	[ $rc = 0 ] && [[ $out == "usage: $bin/$prog "* || $out == "usage: $prog "* ]] &&
-		! [ -s "$err" ]
+	[ $rc = 0 ] && [[ $out == "usage: $bin/$prog "* ||
+		$out == "usage: $prog "* ]] && ! [ -s "$err" ]
 	ok $? "$prog $*: the usage on stdout, exit 0"
 }
 for p in ring ring-lto switch create skynet ring-pthread ring-go \
@@ -681,7 +687,8 @@ got=$(awk '/^processor / { printf "%s%d", n++ ? " " : "", $7 + $10 }' "$err")
 remote=$(awk '/^processor [12]: / { r += $10 } END { print r + 0 }' "$err")
 [ "$got" = "45 33 33" ] && [ "$remote" = 0 ]
 ok $? "skynet -v --sched ll 1000 3: wakes 45, 33, 33, local (got '$got', $remote remote)"
-out=$(timeout 120 "$bin/switch" -n 1000 0 100 2>&1) && [[ $(echo "$out" | wc -l) = 3 ]]
+out=$(timeout 120 "$bin/switch" -n 1000 0 100 2>&1) &&
+	[[ $(echo "$out" | wc -l) = 3 ]]
 ok $? "switch -n 1000 0 100 prints a header and two rows"
 for t in 1 3 1000; do
 	out=$(timeout 120 "$bin/switch" -t $t -n 100 0 2>&1) &&
@@ -742,7 +749,8 @@ for v in $(seq 4000 500 20000); do
 	0) ;;
 	1) refused=$((refused + 1))
 	   grep -Eq ": (Cannot allocate memory|Resource temporarily unavailable)$" \
-		"$err" && said=$((said + 1)) || echo "# ulimit -v $v: $(cat "$err")" ;;
+		"$err" && said=$((said + 1)) ||
+		echo "# ulimit -v $v: $(cat "$err")" ;;
 	*) refused=$((refused + 1)); echo "# ulimit -v $v: status $rc" ;;
 	esac
 done
@@ -763,12 +771,15 @@ for s in ll rr none; do
 	fault_fails lost "999 of 1000 threads ran" create --sched $s 1000
 done
 fault_fails lost "0 of 1 threads ran" create 1
-built create-cpp && fault_fails lost "999 of 1000 coroutines ran" create-cpp 1000
-built create-boost && fault_fails lost "999 of 1000 fibers ran" create-boost 1000
+built create-cpp &&
+	fault_fails lost "999 of 1000 coroutines ran" create-cpp 1000
+built create-boost &&
+	fault_fails lost "999 of 1000 fibers ran" create-boost 1000
 for a in "--sched ll 1000 2" "--sched rr 1000"; do
 	fault_fails sum "root got 500500, expected 499500" skynet $a
 done
-built skynet-cpp && fault_fails sum "sum is 500500, expected 499500" skynet-cpp 1000
+built skynet-cpp &&
+	fault_fails sum "sum is 500500, expected 499500" skynet-cpp 1000
 built skynet-go && fault_fails sum "sum is 500500, want 499500" skynet-go 1000
 for a in "-n 10 0 1000" "-f -t 3 -n 10 0" "-t 4 -s 2 -n 10 100"; do
 	fault_fails stack "a thread's stack changed across its blocks" switch $a

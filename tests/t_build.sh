@@ -72,7 +72,8 @@ ok $? "so is libusched.a's dispatcher"
 ok $? "$t is linked again"
 # ... its own ring.c among the units so built, not only the library's
 built_with "$tmp/bin/ring" -O1 &&
-	readelf --debug-dump=info "$tmp/bin/ring" | grep -q "DW_AT_name .*ring\.c$"
+	readelf --debug-dump=info "$tmp/bin/ring" |
+		grep -q "DW_AT_name .*ring\.c$"
 ok $? "the ring is built again, with -O1"
 
 again "-O1 -g"
@@ -105,7 +106,8 @@ pk() {
 }
 for p in c:ring-pthread cpp:ring-cpp; do
 	prog=$tmp/pbin/${p#*:}
-	if [ "${p#*:}" = ring-cpp ] && ! command -v "${CXX:-g++}" >/dev/null; then
+	if [ "${p#*:}" = ring-cpp ] &&
+	   ! command -v "${CXX:-g++}" >/dev/null; then
 		echo "# skipping ring-cpp: no C++ compiler"
 		continue
 	fi

@@ -32,8 +32,8 @@ if command -v clang >/dev/null &&
    [ -e /usr/aarch64-linux-gnu/include/stdio.h ]; then
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u O make -C "$root" -s \
 		--no-print-directory O="$tmp/a64" CC=clang \
-		CFLAGS="--target=aarch64-linux-gnu -O2" "$tmp/a64/obj/usched.o" \
-		>"$tmp/a64.log" 2>&1
+		CFLAGS="--target=aarch64-linux-gnu -O2" \
+		"$tmp/a64/obj/usched.o" >"$tmp/a64.log" 2>&1
 	rc=$?
 	[ $rc = 0 ] || sed 's/^/# /' "$tmp/a64.log"
 	ok $rc "usched.o builds with clang --target=aarch64-linux-gnu"

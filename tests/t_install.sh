@@ -46,7 +46,8 @@ ok $? "make install PREFIX=TMP/a"
 # With other flags than the build's, install would rebuild first: it stops.
 make_in "$tmp/z" install "" CFLAGS="-O1 -g" 2>/dev/null
 [ $? != 0 ] && [ ! -e "$tmp/z" ] &&
-	grep -q "was built with '.* -O2 -g .*', not '.* -O1 -g .*': give install the same CC, CPPFLAGS, CFLAGS and LDFLAGS" "$tmp/make.log"
+	grep -q "was built with '.* -O2 -g .*', not '.* -O1 -g .*': give install the same CC, CPPFLAGS, CFLAGS and LDFLAGS" \
+		"$tmp/make.log"
 ok $? "make install with other CFLAGS than the build's: refused, saying why; nothing installed"
 make_in "$tmp/z" install "" CFLAGS="-O2  -g" && [ -e "$tmp/z/lib/libusched.a" ]
 ok $? "with the build's own CFLAGS given, it installs"
@@ -85,11 +86,11 @@ ok $? "under umask 077 too, everyone may read what it installs: $(echo $modes)"
 extra=$(nm -D --defined-only "$tmp/b/lib/libusched.so" | awk '{ print $3 }' |
 	grep -Ev '^(usched|ustack|rr|ll|sched)_')
 [ -z "$extra" ]
-ok $? "libusched.so exports only usched_, ustack_, rr_, ll_, sched_ names${extra:+ (also:$(echo " "$extra))}"
-extra=$(nm -g --defined-only "$tmp/b/lib/libusched.a" | awk 'NF == 3 { print $3 }' |
-	grep -Ev '^(usched|ustack|rr|ll|sched)_')
+ok $? "libusched.so exports only usched_, ustack_, rr_, ll_, sched_ names${extra:+ (also: $(echo $extra))}"
+extra=$(nm -g --defined-only "$tmp/b/lib/libusched.a" |
+	awk 'NF == 3 { print $3 }' | grep -Ev '^(usched|ustack|rr|ll|sched)_')
 [ -z "$extra" ]
-ok $? "so does libusched.a${extra:+ (also:$(echo " "$extra))}"
+ok $? "so does libusched.a${extra:+ (also: $(echo $extra))}"
 
 # The README's complete program, as printed there.
 awk '/^A complete program/ { f = 1 } f && /^```$/ { exit }
@@ -110,8 +111,9 @@ cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" -I"$tmp/b/include/usched" \
 	! ldd "$tmp/hello-static" | grep -q libusched
 ok $? "linked with libusched.a, it needs no libusched.so, nor pkg-config"
 names=$(nm "$tmp/hello-static" | grep -E ' [A-Za-z] (rr|ll|procs?|sched)_')
-[ -n "$(nm "$tmp/hello-static" | grep ' [Tt] ustack_block$')" ] && [ -z "$names" ]
-ok $? "it uses only the dispatcher, and links none of the schedulers' code${names:+ (has:$(echo " "$names | head -c 200))}"
+[ -n "$(nm "$tmp/hello-static" | grep ' [Tt] ustack_block$')" ] &&
+	[ -z "$names" ]
+ok $? "it uses only the dispatcher, and links none of the schedulers' code${names:+ (has: $(echo $names | head -c 199))}"
 
 # Both schedulers by their own headers, and through sched/sched.h.
 cat >"$tmp/scheds.c" <<'EOF'
@@ -178,7 +180,8 @@ install_to "$tmp/c" && make_in "$tmp/a" uninstall &&
 	make_in "$tmp/c" uninstall &&
 	[ "$(cd "$tmp/a" && find . ! -type d -o -type d -path '*/usched*')" = \
 	  ./lib/other.a ] &&
-	[ "$(cd "$tmp/c" && find . ! -type d)" = ./include/usched/sched/other.h ]
+	[ "$(cd "$tmp/c" && find . ! -type d)" = \
+	  ./include/usched/sched/other.h ]
 ok $? "make uninstall removes what make install added, and an" \
 	"include/usched left empty, and keeps what it did not add"
 
@@ -186,8 +189,8 @@ ok $? "make uninstall removes what make install added, and an" \
 # anything is installed: it split a path in two, the second part taken
 # from / or from the source tree.
 for bad in "$tmp/x y|" "$tmp/x |" "/usr|$tmp/x " "$tmp/x"$'\n'"y|"; do
-	refuses "${bad%|*}" "${bad#*|}" && grep -q "no spaces" "$tmp/make.log" &&
-		! [ -e "$root/y" ]
+	refuses "${bad%|*}" "${bad#*|}" &&
+		grep -q "no spaces" "$tmp/make.log" && ! [ -e "$root/y" ]
 	rc=$?
 	bad=${bad//"$tmp"/TMP}
 	bad=${bad//$'\n'/\\n}

@@ -26,7 +26,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 tree=$tmp/tree
 mkdir -p "$tree"
-(cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -xf - -C "$tree" ||
+(cd "$root" && git ls-files -z | tar --null -T - -cf -) |
+	tar -xf - -C "$tree" ||
 	{ echo "1..0 # SKIP cannot copy the tree (git ls-files)"; exit 0; }
 
 # make_in DIR ARGS...: an own_make in DIR, its log in $tmp/log.
@@ -53,7 +54,8 @@ echo keep >"$tmp/my"
 for d in . bench/peers/go bench/peers/rust bench/peers/c bench/peers/cpp; do
 	make_in "$tmp/my projects/u/$d" clean 2>/dev/null
 	[ $? != 0 ] && [ "$(cat "$tmp/my")" = keep ] &&
-		[ -e "$tmp/my projects/u/Makefile" ] && ! grep -q "^rm " "$tmp/log" &&
+		[ -e "$tmp/my projects/u/Makefile" ] &&
+		! grep -q "^rm " "$tmp/log" &&
 		grep -q "path has no blanks" "$tmp/log"
 	ok $? "make -C '$d' clean in a path with a blank: refused, saying why, nothing removed"
 done
@@ -88,7 +90,7 @@ ok $? "make O='\$(T)/e' T=TMP builds in TMP/e, and its clean removes it"
 # A newline in O, refused as a blank or beside a '$', is shown as \n: the
 # message was two lines.
 for o in "$tmp/my"$'\n'"dir|O must name one directory, with no blanks, not '$tmp/my\\ndir'" \
-	 "$tmp/d/"$'\n'"\$y|O='$tmp/d/\\n\$y' has a '\$', which make expands"; do
+	"$tmp/d/"$'\n'"\$y|O='$tmp/d/\\n\$y' has a '\$', which make expands"; do
 	refused "${o#*|}" O="${o%%|*}" clean && [ "$(cat "$tmp/my")" = keep ]
 	rc=$?
 	o=${o%%|*}
@@ -205,7 +207,8 @@ ok $? "CC='cc -flto': libusched.a links into a program that runs"
 
 # An edit of the flags in the Makefile itself rebuilds every object.
 make_in "$tree" O="$tmp/o" all &&
-	sed -i 's/^BASE_CFLAGS = -std=gnu11 /&-DUSCHED_EDITED /' "$tree/Makefile" &&
+	sed -i 's/^BASE_CFLAGS = -std=gnu11 /&-DUSCHED_EDITED /' \
+		"$tree/Makefile" &&
 	make_in "$tree" O="$tmp/o" all &&
 	[ "$(grep -c -- '-DUSCHED_EDITED .* -c ' "$tmp/log")" = \
 	  "$(cd "$tree" && ls usched.c rr.c ll.c sched/*.c | wc -l)" ]
@@ -248,7 +251,8 @@ rt_run() {
 gone() {
 	local i
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" || return 0
+		grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" ||
+			return 0
 		sleep 0.1
 	done
 	kill -s KILL "$1"
@@ -280,7 +284,8 @@ for t in hang:3 deaf:8; do
 	rt_run ${t%:*} USCHED_TEST_TIMEOUT=1
 	[ $? = 124 ] && [ $((SECONDS - start)) -le ${t#*:} ] &&
 		said="$rt/${t%:*} did not end in 1 s (USCHED_TEST_TIMEOUT)" &&
-		[ "$(cat "$rt/out")" = "ok 1 - started"$'\n'"not ok - $said" ] &&
+		[ "$(cat "$rt/out")" = \
+		  "ok 1 - started"$'\n'"not ok - $said" ] &&
 		[ "$(cat "$rt/err")" = \
 		  "$run_test: $said: killed it and what it started" ] &&
 		[ -s "$rt/pid" ] && gone "$(cat "$rt/pid")"
@@ -333,7 +338,8 @@ ok $? "CFLAGS with a quoted blank: ring-lto builds and runs"
 # fails says with what flags. With -s, none; nor, when there is nothing to
 # do, that its archive "is up to date".
 make_in "$tree" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" &&
-	grep -q -- "-O2 -g -flto -c ll\.c -o build/ring-lto/obj/ll\.o$" "$tmp/log" &&
+	grep -q -- "-O2 -g -flto -c ll\.c -o build/ring-lto/obj/ll\.o$" \
+		"$tmp/log" &&
 	touch "$tree/ll.c" && make_in "$tree" -s BENCH_BIN="$tmp/bin" \
 		"$tmp/bin/ring-lto" && ! grep -q -- " -c " "$tmp/log" &&
 	make_in "$tree" BENCH_BIN="$tmp/bin" "$tmp/bin/ring-lto" &&
@@ -407,7 +413,8 @@ rebuilds() {
 	for h; do
 		touch -r "$h" "$tmp/stamp" && touch "$h" &&
 			make_in "$dir" -n "$target" &&
-			grep -Eq -- "$link" "$tmp/log" || stale="$stale ${h#"$tree"/}"
+			grep -Eq -- "$link" "$tmp/log" ||
+			stale="$stale ${h#"$tree"/}"
 		touch -r "$tmp/stamp" "$h"
 	done
 	[ $# -gt 0 ] && [ -z "$stale" ]
@@ -463,10 +470,12 @@ if ! [ -x "$cargo" ]; then
 else
 	mkdir -p "$tmp/cargo"
 	for t in all test; do
-		CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true make_in "$rust" $t &&
+		CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true \
+			make_in "$rust" $t &&
 			[ "$(wc -l <"$tmp/log")" = 1 ] &&
 			grep -q "^skipping ring-async-std ring-tokio.*: cargo cannot get their crates: .*offline" \
-				"$tmp/log" && [ ! -e "$tree/bench/bin/ring-tokio" ]
+				"$tmp/log" &&
+			[ ! -e "$tree/bench/bin/ring-tokio" ]
 		ok $? "make -C bench/peers/rust $t, offline with an empty cargo cache: one line, skipped"
 	done
 	host=$("$cargo" -vV | sed -n 's/^host: //p')
@@ -484,7 +493,8 @@ stale_rust() {
 # rust_removed WHY: the skip line gives WHY (a pattern) and the removal.
 rust_removed() {
 	[ "$(wc -l <"$tmp/log")" = 1 ] &&
-		[[ $(cat "$tmp/log") == "skipping ring-async-std ring-tokio: "$1"; removed an earlier build's ring-async-std ring-tokio from $bin" ]] &&
+		[[ $(cat "$tmp/log") == \
+			"skipping ring-async-std ring-tokio: "$1"; removed an earlier build's ring-async-std ring-tokio from $bin" ]] &&
 		[ ! -e "$bin/ring-async-std" ] && [ ! -e "$bin/ring-tokio" ] &&
 		[ -e "$bin/ring-tokio.old" ] && [ -e "$bin/ring-go" ]
 }
@@ -494,7 +504,8 @@ if [ -x "$cargo" ]; then
 	stale_rust && CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true \
 		make_in "$rust" -n all && [ -e "$bin/ring-async-std" ] &&
 		[ -e "$bin/ring-tokio" ] &&
-		CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true make_in "$rust" all &&
+		CARGO_HOME=$tmp/cargo CARGO_NET_OFFLINE=true \
+			make_in "$rust" all &&
 		rust_removed "cargo cannot get their crates: *offline*"
 	ok $? "make -C bench/peers/rust, offline with an empty cargo cache: an earlier build's programs removed (not under -n), saying so"
 fi
@@ -508,7 +519,8 @@ rm -f "$bin/ring-async-std" "$bin/ring-tokio" "$bin/ring-tokio.old"
 if ! [ -x "$cargo" ] || ! "$cargo" fmt --version >/dev/null 2>&1; then
 	echo "# skipping the Rust peers' format: no cargo fmt"
 else
-	"$cargo" fmt --check --manifest-path "$rust/Cargo.toml" >"$tmp/log" 2>&1 ||
+	"$cargo" fmt --check --manifest-path "$rust/Cargo.toml" \
+		>"$tmp/log" 2>&1 ||
 		{ sed 's/^/# /' "$tmp/log"; false; }
 	ok $? "bench/peers/rust: cargo fmt --check finds nothing to change"
 fi

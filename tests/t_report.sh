@@ -46,14 +46,16 @@ report() {
 farm "$tmp/nohf" 1000 hyperfine
 report "$tmp/nohf"
 [ $? = 1 ] && [ ! -e "$tmp/out" ] &&
-	grep -q "^report: please install hyperfine (as root: apt-get install hyperfine)" "$tmp/err"
+	grep -q "^report: please install hyperfine (as root: apt-get install hyperfine)" \
+		"$tmp/err"
 ok $? "not root, no hyperfine: exit 1, naming it, before any sweep"
 
 farm "$tmp/nocxx" 1000 g++
 report "$tmp/nocxx"
 rc=$?
 [ $rc = 0 ] && [ ! -e "$tmp/apt.log" ] &&
-	grep -q "^report: going on without the C++ peers that need g++ libboost-context-dev (as root: apt-get install g++ libboost-context-dev)" "$tmp/err" &&
+	grep -q "^report: going on without the C++ peers that need g++ libboost-context-dev (as root: apt-get install g++ libboost-context-dev)" \
+		"$tmp/err" &&
 	grep -q "^| U-ll-1T |" "$tmp/out/report.md"
 ok $? "not root, no g++: goes on without the C++ peers, saying so; the report has U-ll-1T (exit $rc)"
 [ $rc = 0 ] || sed 's/^/# /' "$tmp/err"
@@ -94,7 +96,8 @@ ok $? "root, no program built before: installs, builds, then sweeps (exit $rc)"
 
 farm "$tmp/root" 0 g++
 report "$tmp/root"
-[ $? = 0 ] && grep -qx "install -y -qq g++ libboost-context-dev" "$tmp/apt.log" &&
+[ $? = 0 ] &&
+	grep -qx "install -y -qq g++ libboost-context-dev" "$tmp/apt.log" &&
 	grep -q "^| U-ll-1T |" "$tmp/out/report.md"
 ok $? "root, no g++: apt-get installs g++ and Boost, then the report"
 

@@ -159,7 +159,8 @@ def test_graph(tmp):
               if re.fullmatch(r"\| [A-Z].*\|.*\|.*\|.*\|", x)]
     check(legend == ["| U-rr | usched rr, all CPUs | 0 | 1 |",
                      "| POSIX | one pthread per ring member, on 1 CPU | 0 "
-                     "| 1 |", "| GO | goroutines, GOMAXPROCS=all CPUs | 0 | 1 |",
+                     "| 1 |",
+                     "| GO | goroutines, GOMAXPROCS=all CPUs | 0 | 1 |",
                      "| C++1T | C++20 coroutines, 1 thread | 0 | 1 |",
                      "| BOOST | Boost.Context fibers, 1 thread | 0 | 1 |"],
           "report.md says what each label is, with D and P as run, in "
