@@ -5,7 +5,8 @@
 # make splits paths at blanks: a build here would write, and clean remove,
 # paths cut in two, outside the tree.
 ifneq ($(words $(CURDIR)),1)
-$(error usched builds only in a directory whose path has no blanks, not '$(CURDIR)')
+$(error usched builds only in a directory whose path has no blanks, not \
+	'$(CURDIR)')
 endif
 
 CC      ?= cc
@@ -231,7 +232,8 @@ $(OUT)/examples/%: $(OBJ)/examples/%.o $(O)/libusched.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 bench: $(BENCH_PROGS)
-	@for p in $(PEERS); do $(MAKE) --no-print-directory -C bench/peers/$$p || exit; done
+	@for p in $(PEERS); do $(MAKE) --no-print-directory \
+		-C bench/peers/$$p || exit; done
 
 BENCH_FLAGS = $(BUILD_FLAGS) $(abspath $(O))
 $(BENCH_BIN)/.flags: $(call flags_changed,$(BENCH_BIN)/.flags,\
@@ -297,14 +299,17 @@ $(OUT)/tests/cxx-header.ok: $(PUB_HDRS) $(OUT)/tests/cxx
 check-build: all $(TEST_BINS) $(EXAMPLES) $(OUT)/tests/c-header.ok \
 	$(OUT)/tests/cxx-header.ok
 
+# The C tests of every configuration, which make test builds and runs.
+TEST_RUNS = $(foreach c,$(TEST_CONFIGS),$(TEST_SRCS:tests/%.c=build/$c/tests/%))
 test: bench
 	@set -e; $(foreach c,$(TEST_CONFIGS),$(MAKE) --no-print-directory \
 		O=build/$(c) CC="$(or $(CC_$(c)),$(CC))" \
 		CFLAGS="$(CFLAGS_$(c)) -Werror" check-build >/dev/null;)
 	prove --exec tests/run-test --timer \
-		$(foreach c,$(TEST_CONFIGS),$(TEST_SRCS:tests/%.c=build/$(c)/tests/%)) \
+		$(TEST_RUNS) \
 		$(wildcard tests/t_*.sh tests/t_*.py)
-	@for p in go rust; do $(MAKE) --no-print-directory -s -C bench/peers/$$p test || exit; done
+	@for p in go rust; do $(MAKE) --no-print-directory -s \
+		-C bench/peers/$$p test || exit; done
 
 # Performance and scale figures against their goals; PERF_ARGS=--big adds
 # the 100-million-thread ring.
@@ -347,7 +352,8 @@ one_prefix = $(foreach v,DESTDIR PREFIX,$(call refuse_dollar,$v))$(if \
 	$(words $(INCDIR)) $(words $(LIBDIR))),$(error DESTDIR and PREFIX \
 	must make one path with no spaces, not '$(call \
 	one_line,$(DESTDIR)$(PREFIX))'))$(if \
-	$(strip $(foreach c,$(unsafe_chars),$(findstring $c,$(DESTDIR)$(PREFIX)))),\
+	$(strip $(foreach c,$(unsafe_chars),$(findstring \
+	$c,$(DESTDIR)$(PREFIX)))),\
 	$(error DESTDIR and PREFIX must make a path without any of \
 	$(unsafe_chars), not '$(DESTDIR)$(PREFIX)'))$(if \
 	$(filter-out /%,$(PREFIX)),$(error PREFIX must be an absolute path, \
