@@ -4,8 +4,9 @@
 # same O, and a make with the same ones rebuilds nothing. The benchmarks,
 # in one directory whatever O is, follow the O they were linked from. The
 # debug info's producer lines say which flags an object or program was
-# built with. And the C and C++ sources keep to 80 columns, but for
-# strings that end their line.
+# built with. And the C and C++ sources, the scripts, the Makefiles and
+# the Markdown keep to 80 columns, but for strings that end their line and
+# what cannot wrap.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -122,27 +123,58 @@ mk cc "-O1 -g -DV=x" all && mk cc "-O1 -g -DV='\"x\"'" all &&
 	[ "$(compiled)" = "$objs" ]
 ok $? "-DV=x, then -DV='\"x\"': the library again ($(compiled) compiled)"
 
-# The style's 80 columns, tabs of 8, in every tracked C and C++ file. A
-# character is one column: its UTF-8 continuation bytes are dropped first.
-# As in the kernel, a string that ends its line and starts within the 80
-# columns is let run past them: a message split in two is not found by
-# grep.
-name="the tracked C and C++ sources' lines fit 80 columns (tabs of 8)"
-if files=$(git -C "$root" ls-files '*.c' '*.h' '*.cpp' 2>/dev/null) &&
-	[ -n "$files" ]; then
-	long=$(cd "$root" && while IFS= read -r f; do
+# wide KIND...: FILE:LINE: N columns for each line over 80 columns in the
+# tracked files of those kinds: c (C, C++), script (shell, Python), make
+# and md (Markdown, but for bench/report/, graph.py's output). Tabs are of
+# 8, and a character is one column: its UTF-8 continuation bytes are
+# dropped first. As in the kernel, a string that ends its line and starts
+# within the 80 columns is let run past them: a message split in two is
+# not found by grep. In a script the string has a blank (a message, not a
+# quoted word), and closing brackets, a separator, a continuation or >&2
+# may follow it. Nor can a line of one word (a URL, a path), a Markdown
+# table row or heading, or a code block be wrapped.
+wide_awk='
+kind == "md" && /^ *(```|~~~)/ { code = !code; next }
+length($0) <= 80 || code || /^ *([#*>\/-]+ +)?[^ ]+$/ { next }
+kind == "md" && /^(    | *[|#])/ { next }
+kind == "c" && match($0, /"([^"\\]|\\.)*"[ ]*[,;)]*[ ]*$/) &&
+	RSTART <= 80 { next }
+kind == "script" &&
+	match($0, /"([^"\\]|\\.)* ([^"\\]|\\.)*"([] ,;)}|&\\]|>&2)*$/) &&
+	RSTART <= 80 { next }
+{ print f ":" FNR ": " length($0) " columns" }'
+wide() {
+	local kinds=" $* " f kind
+	cd "$root" && git ls-files | while IFS= read -r f; do
 		[ -f "$f" ] || continue		# deleted, not yet committed
+		case $f in
+		*.c|*.h|*.cpp) kind=c ;;
+		bench/report/*) continue ;;
+		*.md) kind=md ;;
+		*Makefile|*.mk) kind=make ;;
+		*.sh|*.py) kind=script ;;
+		*) [ "$(head -c 2 "$f")" = '#!' ] && kind=script || continue ;;
+		esac
+		[[ $kinds == *" $kind "* ]] || continue
 		LC_ALL=C sed 's/[\x80-\xbf]//g' "$f" | expand |
-			awk -v f="$f" 'length($0) > 80 &&
-				!(match($0, /"([^"\\]|\\.)*"[ ]*[,;)]*[ ]*$/) &&
-				  RSTART <= 80) {
-				print f ":" FNR ": " length($0) " columns" }'
-	done <<<"$files")
+			awk -v f="$f" -v kind=$kind "$wide_awk"
+	done
+}
+
+# lines KINDS NAME: a point that the tracked files of those kinds have no
+# line wide() finds, skipped outside a git checkout
+lines() {
+	local long
+	if [ -z "$(git -C "$root" ls-files 2>/dev/null)" ]; then
+		ok 0 "$2 # SKIP not a git checkout"
+		return
+	fi
+	long=$(wide $1)
 	[ -n "$long" ] && sed 's/^/# /' <<<"$long"
 	[ -z "$long" ]
-	ok $? "$name${long:+ ($(wc -l <<<"$long") lines over)}"
-else
-	ok 0 "$name # SKIP not a git checkout"
-fi
+	ok $? "$2${long:+ ($(wc -l <<<"$long") lines over)}"
+}
+lines c "the tracked C and C++ sources' lines fit 80 columns (tabs of 8)"
+lines "script make md" "the tracked shell, Python, make and Markdown files' lines fit 80 columns (tabs of 8)"
 
 tap_done
