@@ -9,15 +9,16 @@
 # Makefile's own flags rebuilds the library; make test runs only the tests
 # that exist, each through tests/run-test, which passes its output and
 # status on, ends it (and what it started) at its time limit, and names a
-# signal that killed it; CPPFLAGS and LDFLAGS are used and recorded;
-# CFLAGS with quotes reach ring-lto's library, whose commands show (but
-# under -s), and whose directory no O may name; -flto in CC makes an
-# archive that links; another CXX checks the headers again, and each
-# compiles alone, as ISO C and as C++; make -n writes no record of flags;
-# a bench program or a C or C++ peer is rebuilt when a header it includes
-# changes (the Makefile lists the former's by hand); the Rust peers are
-# skipped where cargo cannot get their crates, removing an earlier build's
-# programs, fail on their own errors, and are as rustfmt writes them.
+# signal that killed it, but not an exit of 128+N; CPPFLAGS and LDFLAGS
+# are used and recorded; CFLAGS with quotes reach ring-lto's library,
+# whose commands show (but under -s), and whose directory no O may name;
+# -flto in CC makes an archive that links; another CXX checks the headers
+# again, and each compiles alone, as ISO C and as C++; make -n writes no
+# record of flags; a bench program or a C or C++ peer is rebuilt when a
+# header it includes changes (the Makefile lists the former's by hand);
+# the Rust peers are skipped where cargo cannot get their crates, removing
+# an earlier build's programs, fail on their own errors, and are as
+# rustfmt writes them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -247,6 +248,14 @@ rt_run() {
 		2>"$rt/err"
 }
 
+# rt_wstat NAME WSTAT: as rt_run, and the runner's wait status is WSTAT
+# as perl gives it (256 * N for exit N, N for signal N): a shell's $? is
+# 137 both for SIGKILL and for exit 137.
+rt_wstat() {
+	timeout 30 perl -e 'system @ARGV[1..$#ARGV]; exit($? != $ARGV[0])' \
+		"$2" "$run_test" "$rt/$1" <"$rt/in" >"$rt/out" 2>"$rt/err"
+}
+
 # gone PID: PID has ended (or is a zombie) within a second, or is killed
 gone() {
 	local i
@@ -296,11 +305,18 @@ done
 # end a hang): said so, in one line; the runner dies of it too, as prove
 # would have seen the test do.
 rt_test killed 'echo "ok 1 - before"; kill -s KILL $$'
-timeout 30 perl -e 'system @ARGV; exit !($? == 9)' "$run_test" \
-	"$rt/killed" <"$rt/in" >"$rt/out" 2>"$rt/err" &&
+rt_wstat killed 9 &&
 	[ "$(cat "$rt/out")" = "ok 1 - before" ] &&
 	[ "$(cat "$rt/err")" = "$run_test: $rt/killed was killed by SIGKILL, which the C tests' watchdog (tests/tap.c) sends when its SIGALRM did not end a hang" ]
 ok $? "tests/run-test: a test killed by SIGKILL: said so in one line, the runner killed by it too"
+
+# An exit of 128+N is not a death by signal N: it passes through, unnamed.
+for st in 129 137 192; do
+	rt_test exit$st "echo 'ok 1 - x'; exit $st"
+	rt_wstat exit$st $((st * 256)) && [ "$(cat "$rt/out")" = "ok 1 - x" ] &&
+		[ ! -s "$rt/err" ]
+	ok $? "tests/run-test: a test's exit $st passes through, not named a signal"
+done
 
 # A TERM (or ^C) to the runner reaches the test's own process group.
 rt_test sleeper 'sleep 100 & echo $! >"${0%/*}/pid"; wait'
