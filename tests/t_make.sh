@@ -8,8 +8,9 @@
 # tree, nor the tree's sources when DIR is the tree; an edit of the
 # Makefile's own flags rebuilds the library; make test runs only the tests
 # that exist, each through tests/run-test, which passes its output and
-# status on, ends it (and what it started) at its time limit, and names a
-# signal that killed it, but not an exit of 128+N; CPPFLAGS and LDFLAGS
+# status on, ends it (and what it started) at its time limit, fails it
+# if it leaves processes running (killing them), and names a signal
+# that killed it, but not an exit of 128+N; CPPFLAGS and LDFLAGS
 # are used and recorded; CFLAGS with quotes reach ring-lto's library,
 # whose commands show (but under -s), and whose directory no O may name;
 # -flto in CC makes an archive that links; another CXX checks the headers
@@ -256,15 +257,20 @@ rt_wstat() {
 		"$2" "$run_test" "$rt/$1" <"$rt/in" >"$rt/out" 2>"$rt/err"
 }
 
-# gone PID: PID has ended (or is a zombie) within a second, or is killed
+# gone PID...: each PID has ended (or is a zombie) within a second, or is
+# killed
 gone() {
-	local i
+	local i p left
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" ||
-			return 0
+		left=
+		for p; do
+			grep -qs '^State:[[:space:]]*[^Z[:space:]]' \
+				"/proc/$p/status" && left="$left $p"
+		done
+		[ -z "$left" ] && return 0
 		sleep 0.1
 	done
-	kill -s KILL "$1"
+	kill -s KILL $left
 	return 1
 }
 
@@ -317,6 +323,26 @@ for st in 129 137 192; do
 		[ ! -s "$rt/err" ]
 	ok $? "tests/run-test: a test's exit $st passes through, not named a signal"
 done
+
+# A test that exits leaving processes in its group: they are killed (one
+# deaf to TERM 5 s later), and it fails, naming them, in one line on
+# stderr. It waits for them to run sleep, the command named.
+rt_test leaves 'echo "ok 1 - a"; echo 1..1
+sleep 100 & (trap "" TERM; exec sleep 100) &
+echo $(jobs -p | sort -n) >"${0%/*}/pid"
+for p in $(jobs -p); do
+	until grep -qa "^sleep" /proc/$p/cmdline; do sleep 0.01; done
+done'
+rm -f "$rt/pid"
+start=$SECONDS
+rt_run leaves
+st=$? took=$((SECONDS - start))
+read -r p1 p2 <"$rt/pid"
+gone "$p1" "$p2" && [ $st = 1 ] && [ $took -le 8 ] &&
+	said="$rt/leaves left 2 processes running ($p1 sleep 100, $p2 sleep 100)" &&
+	[ "$(cat "$rt/out")" = $'ok 1 - a\n1..1\nnot ok - '"$said" ] &&
+	[ "$(cat "$rt/err")" = "$run_test: $said: killed them" ]
+ok $? "tests/run-test: a test that passes but leaves two processes running fails, naming them in one line, exit 1, both killed"
 
 # A TERM (or ^C) to the runner reaches the test's own process group.
 rt_test sleeper 'sleep 100 & echo $! >"${0%/*}/pid"; wait'
