@@ -259,7 +259,10 @@ impl Ring {
             complain(format_args!("{prog}: {e}\nusage: {prog} {USAGE}"));
             ExitCode::from(EXIT_USAGE)
         };
-        if std::env::args_os().skip(1).any(|a| a == "-h" || a == "--help") {
+        if std::env::args_os()
+            .skip(1)
+            .any(|a| a == "-h" || a == "--help")
+        {
             if let Err(e) = writeln!(std::io::stdout(), "usage: {prog} {USAGE}") {
                 complain(format_args!(
                     "{prog}: cannot write the usage to stdout: {e}"
