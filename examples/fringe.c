@@ -6,9 +6,10 @@
  * known, unfinished generators are discarded where they wait.
  *
  * usage: fringe TREE TREE     where TREE is a number or ( TREE... )
- * prints "same" (exit 0) or "different" (exit 1); bad input exits 2; a
- * tree deeper than the native stack allows (see MAX_DEPTH), one too deep
- * for a generator to block in, no memory, or no stdout, exits 3.
+ * prints "same" (exit 0) or "different" (exit 1); -h or --help, anywhere,
+ * prints the usage (exit 0); bad input exits 2; a tree deeper than the
+ * native stack allows (see MAX_DEPTH), one too deep for a generator to
+ * block in, no memory, or no stdout, exits 3.
  */
 #include "usched.h"
 
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 /*
@@ -39,6 +41,9 @@ struct gen {
 	long          g_leaf;
 	int           g_end;	/* no more leaves */
 };
+
+static const char usage_line[] =
+	"usage: fringe TREE TREE   (TREE is a number or ( TREE... ))\n";
 
 static struct ustack *next_thread;
 static struct ustack  comparator;
@@ -141,8 +146,7 @@ static void bad_tree(const char *why, const char *at)
 		fprintf(stderr, iscntrl(c) ? "\\x%02x" : "%c", c);
 	}
 	fputs(at[k] != 0 ? "...\"" : "\"", stderr);	/* the rest cut */
-	fputs("\nusage: fringe TREE TREE   (TREE is a number or ( TREE... ))\n",
-	      stderr);
+	fprintf(stderr, "\n%s", usage_line);
 	exit(2);
 }
 
@@ -237,14 +241,29 @@ static struct node *parse_tree(const char *s)
 	return n;
 }
 
+/* 0 if all of stdout was written, else 3 (as for no memory), saying so. */
+static int written(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "fringe: cannot write to stdout\n");
+	return 3;
+}
+
 int main(int argc, char **argv)
 {
 	struct usched s = { .s_next = fringe_next, .s_alloc = fringe_alloc,
 			    .s_free = fringe_free };
 
+	for (int i = 1; i < argc; i++) {	/* -h or --help, anywhere */
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0) {
+			fputs(usage_line, stdout);
+			return written();
+		}
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: fringe TREE TREE   "
-			"(TREE is a number or ( TREE... ))\n");
+		fputs(usage_line, stderr);
 		return 2;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -255,9 +274,7 @@ int main(int argc, char **argv)
 	next_thread = &comparator;
 	usched_run(&s);
 	puts(same ? "same" : "different");
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "fringe: cannot write to stdout\n");
+	if (written() != 0)
 		return 3;
-	}
 	return same ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static struct ustack threads[2];
 static struct ustack *turn = &threads[0];	/* who runs next */
@@ -46,13 +47,28 @@ static void player(void *arg)
 	turn = other == &threads[0] ? NULL : other;
 }
 
+/* 0 if all of stdout was written, else 1, saying so. */
+static int written(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "hello: cannot write to stdout\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct usched s = {
 		.s_next = next, .s_alloc = alloc, .s_free = release,
 	};
 
-	(void)argv;
+	for (int i = 1; i < argc; i++) {	/* -h or --help, anywhere */
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0) {
+			puts("usage: hello");
+			return written();
+		}
+	}
 	if (argc > 1) {
 		fprintf(stderr, "hello: takes no arguments, got %d\n"
 			"usage: hello\n", argc - 1);
@@ -61,9 +77,5 @@ int main(int argc, char **argv)
 	ustack_init(&threads[0], &s, player, "ping", NULL, 0);
 	ustack_init(&threads[1], &s, player, "pong", NULL, 0);
 	usched_run(&s);		/* returns when next() returns NULL */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "hello: cannot write to stdout\n");
-		return 1;
-	}
-	return 0;
+	return written();
 }

@@ -19,9 +19,10 @@
  *
  * usage: sieve [--sched rr|ll] [-p PROCS] LIMIT
  * prints the primes below LIMIT (2 to 10^6), one a line; with ll, filter k
- * runs on processor k % PROCS. Bad input exits 2. The work grows with the
- * square of the number of primes: 10^5 takes seconds on one processor.
- * More make it slower: every hand-off then goes to another processor.
+ * runs on processor k % PROCS. -h or --help, anywhere, prints the usage.
+ * Bad input exits 2. The work grows with the square of the number of
+ * primes: 10^5 takes seconds on one processor. More make it slower: every
+ * hand-off then goes to another processor.
  */
 #include "sched/sched.h"
 
@@ -143,6 +144,9 @@ static void generate(void *arg)
 	send(out, 0);
 }
 
+static const char usage_line[] =
+	"usage: sieve [--sched rr|ll] [-p PROCS] LIMIT\n";
+
 static void usage(const char *why, const char *arg)
 {
 	fprintf(stderr, "sieve: %s '", why);
@@ -150,8 +154,17 @@ static void usage(const char *why, const char *arg)
 	for (; *arg != 0; arg++)
 		fprintf(stderr, iscntrl((unsigned char)*arg) ? "\\x%02x" : "%c",
 			(unsigned char)*arg);
-	fputs("'\nusage: sieve [--sched rr|ll] [-p PROCS] LIMIT\n", stderr);
+	fprintf(stderr, "'\n%s", usage_line);
 	exit(2);
+}
+
+/* 0 if stdout took all of what was sent to it, else 1, saying so. */
+static int written(const char *what)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "sieve: cannot write %s to stdout\n", what);
+	return 1;
 }
 
 /* s as a number from min to max, else usage(why). */
@@ -174,6 +187,13 @@ int main(int argc, char **argv)
 	const char *pin;
 	int i, rc;
 
+	for (i = 1; i < argc; i++) {	/* -h or --help, anywhere */
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0) {
+			fputs(usage_line, stdout);
+			return written("the usage");
+		}
+	}
 	ops = sched_find("ll");
 	/* "-5" is a LIMIT, and refused as one */
 	for (i = 1; i < argc && argv[i][0] == '-' &&
@@ -205,9 +225,5 @@ int main(int argc, char **argv)
 		die("spawn", errno);
 	if ((rc = ops->so_fini()) != 0)	/* starts them, waits for the end */
 		die("fini", -rc);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "sieve: cannot write the primes to stdout\n");
-		return 1;
-	}
-	return 0;
+	return written("the primes");
 }

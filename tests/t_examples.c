@@ -206,6 +206,23 @@ static void expect_said(const char *path, const char *args, const char *want)
 	   strrchr(path, '/') + 1, args, want, got);
 }
 
+/*
+ * The example at path with args, among them -h or --help, prints usage on
+ * stdout and nothing on stderr, exit 0; with stdout full, fails with full.
+ */
+static void expect_help(const char *path, const char *args,
+			const char *usage, int full)
+{
+	char out[256];
+	int got = run_redirected(path, args, "2>&1", out, sizeof out);
+
+	ok(got == 0 && strcmp(out, usage) == 0,
+	   "%s %s: exit 0, the usage alone on stdout (got %d)",
+	   strrchr(path, '/') + 1, args, got);
+	if (full != 0)
+		expect_full(path, args, full);
+}
+
 static void test_hello(void)
 {
 	char out[256];
@@ -217,6 +234,8 @@ static void test_hello(void)
 	ok(run_output(hello, "a", out, sizeof out) == 2 && out[0] == 0,
 	   "hello a: exit 2, nothing on stdout");
 	expect_said(hello, "a b", "hello: takes no arguments, got 2");
+	expect_help(hello, "--help", "usage: hello\n", 1);
+	expect_help(hello, "a -h b", "usage: hello\n", 0);
 }
 
 /* The primes below limit, one a line, by trial division. */
@@ -302,8 +321,15 @@ static void test_sieve(void)
 		{ "-p", "no value after '-p'" },
 		{ "--sched", "no value after '--sched'" },
 		{ "-p 2 --sched", "no value after '--sched'" },
-		{ "--help", "unknown option '--help'" },
+		{ "-p 2 -x", "unknown option '-x'" },
 	};
+	/* -h or --help wins wherever it is, whatever else is wrong */
+	static const char *const help[] = {
+		"--help", "-h", "-p 2 10 --help", "--bogus -h", "-p -h 10",
+		"10 11 --help",
+	};
+	static const char sieve_usage[] =
+		"usage: sieve [--sched rr|ll] [-p PROCS] LIMIT\n";
 	static char out[1 << 16];
 	char *want = primes_below(3000), args[64];
 
@@ -344,6 +370,8 @@ static void test_sieve(void)
 		    "sieve: no such scheduler: 'a\\x1b[31mb'");
 	expect_full(sieve, "100", 1);
 	expect_full(sieve, "--sched rr -p 2 100", 1);
+	for (size_t i = 0; i < sizeof help / sizeof help[0]; i++)
+		expect_help(sieve, help[i], sieve_usage, i == 0);
 	require(setenv("USCHED_PIN", "yes", 1) == 0);
 	ok(run_redirected(sieve, "10", "2>&1 >/dev/null", out,
 			  sizeof out) == 2 &&
@@ -373,6 +401,8 @@ static void test_sieve(void)
 
 int main(void)
 {
+	static const char fringe_usage[] =
+		"usage: fringe TREE TREE   (TREE is a number or ( TREE... ))\n";
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	char *left, *right, *dir;
@@ -422,6 +452,10 @@ int main(void)
 		    "\"a2345678901234567890\"");
 	expect_full(fringe, "'(1 2)' '(1 2)'", 3);
 	expect_full(fringe, "1 2", 3);
+	expect_help(fringe, "--help", fringe_usage, 3);
+	expect_help(fringe, "-h", fringe_usage, 0);
+	expect_help(fringe, "1 2 --help", fringe_usage, 0);
+	expect_help(fringe, "'(1' -h", fringe_usage, 0);
 	expect("(99999999999999999999999)", "(99999999999999999999998)", 2);
 	test_depth();
 	return tap_done();
