@@ -97,6 +97,9 @@ awk '/^A complete program/ { f = 1 } f && /^```$/ { exit }
      p { print } f && /^```c$/ { p = 1 }' "$root/README.md" >"$tmp/hello.c"
 grep -q "usched_run" "$tmp/hello.c"
 ok $? "the README has a complete program"
+# It is examples/hello.c but for that file's opening comment.
+tail -n +2 "$root/examples/hello.c" | diff - "$tmp/hello.c" >&2
+ok $? "it is examples/hello.c, but for the opening comment"
 want=$'ping 0\npong 0\nping 1\npong 1\nping 2\npong 2'
 cc -std=gnu11 -Wall -Wextra -Werror "$tmp/hello.c" \
 	$(pc "$tmp/b" --cflags --libs) -o "$tmp/hello" &&
