@@ -300,7 +300,7 @@ for t in hang:3 deaf:8; do
 	[ $? = 124 ] && [ $((SECONDS - start)) -le ${t#*:} ] &&
 		said="$rt/${t%:*} did not end in 1 s (USCHED_TEST_TIMEOUT)" &&
 		[ "$(cat "$rt/out")" = \
-		  "ok 1 - started"$'\n'"not ok - $said" ] &&
+		  "ok 1 - started"$'\n\n'"not ok - $said" ] &&
 		[ "$(cat "$rt/err")" = \
 		  "$run_test: $said: killed it and what it started" ] &&
 		[ -s "$rt/pid" ] && gone "$(cat "$rt/pid")"
@@ -340,9 +340,25 @@ st=$? took=$((SECONDS - start))
 read -r p1 p2 <"$rt/pid"
 gone "$p1" "$p2" && [ $st = 1 ] && [ $took -le 8 ] &&
 	said="$rt/leaves left 2 processes running ($p1 sleep 100, $p2 sleep 100)" &&
-	[ "$(cat "$rt/out")" = $'ok 1 - a\n1..1\nnot ok - '"$said" ] &&
+	[ "$(cat "$rt/out")" = $'ok 1 - a\n1..1\n\nnot ok - '"$said" ] &&
 	[ "$(cat "$rt/err")" = "$run_test: $said: killed them" ]
 ok $? "tests/run-test: a test that passes but leaves two processes running fails, naming them in one line, exit 1, both killed"
+
+# The runner's point is on a line of its own whether or not the test's
+# output ended its last line (a blank line between if it did, which prove
+# passes over): prove counts it, the second, failed.
+rt_test ended 'printf "1..1\nok 1 - a\n"; sleep 100 &'
+rt_test unended 'printf "1..1\nok 1 - a"; sleep 100 &'
+for t in ended:$'1..1\nok 1 - a\n' unended:$'1..1\nok 1 - a'; do
+	name=${t%%:*}
+	rt_run $name
+	st=$? out=$(cat "$rt/out"; echo .)	# . keeps its last newlines
+	said="$rt/$name left 1 process running ("
+	[ $st = 1 ] && [[ $out == "${t#*:}"$'\nnot ok - '"$said"*$')\n.' ]] &&
+		prove --exec "$run_test" "$rt/$name" >"$rt/prove" 2>&1
+	[ $? = 1 ] && grep -q "Failed test: *2$" "$rt/prove"
+	ok $? "tests/run-test: its 'not ok' on a line of its own after a test's output that ${name/unended/did not end} its last line, prove counting it"
+done
 
 # A TERM (or ^C) to the runner reaches the test's own process group.
 rt_test sleeper 'sleep 100 & echo $! >"${0%/*}/pid"; wait'
