@@ -360,6 +360,41 @@ for t in ended:$'1..1\nok 1 - a\n' unended:$'1..1\nok 1 - a'; do
 	ok $? "tests/run-test: its 'not ok' on a line of its own after a test's output that ${name/unended/did not end} its last line, prove counting it"
 done
 
+# Processes of the group that the runner may not signal (another user's,
+# as under sudo): it says so and fails, naming them, left running. Not made
+# here, which would take root: a killpg() that fails as the kernel's would
+# (EPERM), preloaded into the runner, stands in for them, both where the
+# test has exited (one left) and on the limit's TERM (the test itself).
+printf '%s\n' '#include <errno.h>' '#include <signal.h>' \
+	'int killpg(pid_t pgrp, int sig)' \
+	'{ (void)pgrp; (void)sig; errno = EPERM; return -1; }' >"$rt/eperm.c"
+cc -shared -fPIC -o "$rt/eperm.so" "$rt/eperm.c"
+rt_test left_one 'echo "ok 1 - a"; echo 1..1
+sleep 100 & echo $! >"${0%/*}/pid"
+until grep -qa "^sleep" /proc/$!/cmdline; do sleep 0.01; done'
+rt_test at_limit 'echo $$ >"${0%/*}/pid"; exec sleep 100'
+
+# rt_eperm NAME LIMIT BEFORE: NAME run with USCHED_TEST_TIMEOUT=LIMIT and
+# that killpg(): it fails the test (exit 1) within 3 s, its output BEFORE
+# and then the point, naming the sleep 100 of PID $rt/pid, which runs on
+rt_eperm() {
+	local st out said start=$SECONDS
+	rm -f "$rt/pid"
+	rt_run "$1" USCHED_TEST_TIMEOUT="$2" LD_PRELOAD="$rt/eperm.so"
+	st=$? out=$(cat "$rt/out"; echo .)	# . keeps its last newlines
+	said="cannot send SIGTERM to $rt/$1's process group ($(cat "$rt/pid") sleep 100): Operation not permitted"
+	[ $st = 1 ] && [ $((SECONDS - start)) -le 3 ] &&
+		[ "$out" = "$3"$'\nnot ok - '"$said"$'\n.' ] &&
+		[ "$(cat "$rt/err")" = "$run_test: $said: left it running" ]
+	st=$?
+	gone "$(cat "$rt/pid")" && return 1	# it ran on: gone kills it
+	return $st
+}
+rt_eperm left_one 600 $'ok 1 - a\n1..1\n'
+ok $? "tests/run-test: a process the test left that it may not signal fails the test in one line naming it, left running"
+rt_eperm at_limit 1 ''
+ok $? "tests/run-test: a test at the limit that it may not signal fails in one line naming it, left running"
+
 # A TERM (or ^C) to the runner reaches the test's own process group.
 rt_test sleeper 'sleep 100 & echo $! >"${0%/*}/pid"; wait'
 rm -f "$rt/pid"
