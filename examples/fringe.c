@@ -173,14 +173,14 @@ static struct node *parse(const char **s)
 {
 	struct node *n;
 	char *end;
+	long leaf;
 
 	while (isspace((unsigned char)**s))
 		++*s;
 	if (**s == '(')
 		return parse_list(s);
-	n = new_node();
 	errno = 0;
-	n->n_leaf = strtol(*s, &end, 10);
+	leaf = strtol(*s, &end, 10);
 	if (end == *s)
 		bad_tree("expected a number or (", *s);
 	/* strtol clamps: two different huge leaves would compare the same. */
@@ -191,6 +191,8 @@ static struct node *parse(const char **s)
 	    !isspace((unsigned char)*end))
 		bad_tree("a number runs into other text", end);
 	*s = end;
+	n = new_node();	/* once the leaf is good: a refusal leaks none */
+	n->n_leaf = leaf;
 	n->n_is_leaf = 1;
 	return n;
 }
