@@ -359,6 +359,14 @@ def default_reserve():
     return max(512 << 20, avail // 20) >> 20
 
 
+def kill_group(pgid, sig=signal.SIGKILL):
+    """SIG to process group PGID, if any of it is left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
 def run_bounded(cmd, log, timeout, reserve):
     """Run cmd in its own process group; return (exit code, reason).
 
@@ -382,7 +390,7 @@ def run_bounded(cmd, log, timeout, reserve):
             time.sleep(0.05)
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+            kill_group(proc.pid)
             proc.wait()
     return proc.returncode, reason
 

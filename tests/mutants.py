@@ -34,6 +34,9 @@ import tempfile
 import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from sweep import kill_group  # noqa: E402
 # The dispatcher's tests; t_sched and the rest test the schedulers.
 TESTS = ["t_basic", "t_discard", "t_regs", "t_fpenv", "t_stack", "t_errors",
          "t_signal", "t_misuse", "t_faults", "t_bufs", "t_wake_block",
@@ -966,13 +969,6 @@ def build(tree, cfg, tests):
 # does not reach: each runs in a session of its own.
 RUNNING = set()
 RUNNING_LOCK = threading.Lock()
-
-
-def kill_group(pid):
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def kill_running():
