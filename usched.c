@@ -657,8 +657,11 @@ void ustack_abort(void)
 /*
  * ======================== x86-64 ========================
  * Context, as uarch_switch stores it: +0 rbx rbp r12 r13 r14 r15, +48
- *	MXCSR, +52 x87 control word, +54 0xffff (or +48 all ones if the FP
+ *	MXCSR, +52 x87 control word, +54 0 (or +48 all ones if the FP
  *	control state is shared), +56 the return address; u_stack at +64.
+ *	The FP control state is put together in a register: an 8-byte load
+ *	of what stmxcsr and fnstcw had just stored in pieces would wait for
+ *	the stores to reach the cache (no store forwarding), ~1.5 ns a block.
  * A saved stack starts where the return address was (its caller's sp),
  * 16-byte aligned; the return address goes back below it on a resume.
  */
@@ -684,23 +687,27 @@ __asm__(
 	"movq %r15, 40(%rdi)\n"
 	"movq (%rsp), %rax\n"
 	"movq %rax, 56(%rdi)\n"
-	"movq $-1, 48(%rdi)\n"		/* UARCH_FPCTL_NONE */
-	"testl %ecx, %ecx\n"
-	"jnz 2f\n"
-	"stmxcsr 48(%rdi)\n"
-	"fnstcw 52(%rdi)\n"
-"2:\n"
-	"leaq 8(%rsp), %rax\n"		/* the caller's sp: its frames */
-	"testq %rdx, %rdx\n"
-	"cmovzq %rax, %rdx\n"
+	"leaq 8(%rsp), %r10\n"		/* the caller's sp: its frames */
 	"subq $24, %rsp\n"
 	".cfi_adjust_cfa_offset 24\n"
-	"movq %rdx, 0(%rsp)\n"		/* kept across fn: the bottom, */
-	"movq 48(%rdi), %rcx\n"
-	"movq %rcx, 8(%rsp)\n"		/* and the FP control in force */
+	"movq $-1, %rax\n"		/* UARCH_FPCTL_NONE */
+	"testl %ecx, %ecx\n"
+	"jnz 2f\n"
+	"stmxcsr 16(%rsp)\n"		/* in uarch_switch's frame's pad */
+	"fnstcw 20(%rsp)\n"
+	"movl 16(%rsp), %eax\n"
+	"movzwl 20(%rsp), %ecx\n"
+	"shlq $32, %rcx\n"
+	"orq %rcx, %rax\n"
+"2:\n"
+	"movq %rax, 48(%rdi)\n"
+	"movq %rax, 8(%rsp)\n"		/* kept across fn: the FP control */
+	"testq %rdx, %rdx\n"
+	"cmovzq %r10, %rdx\n"
+	"movq %rdx, 0(%rsp)\n"		/* in force, and the bottom */
 	"movq %rsi, %r9\n"
 	"movq %r8, %rdi\n"
-	"movq %rax, %rsi\n"
+	"movq %r10, %rsi\n"
 	"call *%r9\n"			/* to_ctx in rax, to_len in rdx */
 	"testq %rdx, %rdx\n"
 	"js 1f\n"
