@@ -104,6 +104,12 @@ static void ll_drain(struct ll_proc *l)
 	sched_append(&l->lp_p.p_ready, &woken);
 }
 
+/* A hint, unordered: ll_drain's exchange orders what it takes. */
+static inline int ll_inbox_used(struct ll_proc *l)
+{
+	return __atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL;
+}
+
 /* Only p fills its ready queue, empty while it idles: work is in the inbox. */
 static int ll_has_work(struct proc *p)
 {
@@ -129,7 +135,7 @@ static __attribute__((noinline)) struct sched_thread *ll_next_slow(
 	struct sched_thread *t;
 
 	for (;;) {
-		if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)
+		if (ll_inbox_used(l))
 			ll_drain(l);
 		t = sched_dequeue(&p->p_ready);
 		if (t != NULL || procs_over(p->p_procs))
@@ -150,7 +156,7 @@ static struct ustack *ll_next(struct usched *s)
 			ll_wake_local(p, t, 1);
 	}
 	t = NULL;
-	if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) == NULL)
+	if (!ll_inbox_used(l))
 		t = sched_dequeue(&p->p_ready);
 	if (t == NULL && (t = ll_next_slow(l)) == NULL)
 		return NULL;
@@ -259,7 +265,7 @@ LTO_INLINE int ll_wait(void)
 		return 0;
 	/* A wake from elsewhere that came first is still in the inbox. */
 	l = ll_proc_of((struct ll_thread *)t);
-	if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)
+	if (ll_inbox_used(l))
 		return ll_wait_drained(l, t);
 	return ustack_block();
 }
@@ -277,7 +283,7 @@ int ll_yield(void)
 	if (t == NULL)
 		return -EPERM;
 	l = ll_proc_of((struct ll_thread *)t);
-	if (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)
+	if (ll_inbox_used(l))
 		ll_drain(l);
 	if (l->lp_p.p_ready.q_head == NULL)
 		return 0;

@@ -384,6 +384,10 @@ LL_C = [
     ("ll-drain-release",
      "\t\tthread_release(&t->l_t);\t/* the inbox's hold */\n", "",
      "a thread taken from the inbox stays held: its struct is never reused"),
+    # ll_inbox_used
+    ("ll-inbox-used", "return __atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) "
+     "!= NULL;", "return l == NULL;",
+     "the inbox looks empty: wakes from elsewhere are never taken"),
     # ll_take_permit
     ("ll-permit-le", "if (t->t_permits <= 0)", "if (t->t_permits < 0)",
      "a wait with no wake banked returns at once"),
@@ -392,8 +396,8 @@ LL_C = [
     # ll_next
     ("ll-next-permit", "if (__builtin_expect(ll_take_permit(t), 0))",
      "if (0)", "a wake during the block is lost"),
-    ("ll-next-inbox", "\tif (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) "
-     "== NULL)\n\t\tt = sched_dequeue", "\tt = sched_dequeue",
+    ("ll-next-inbox", "\tif (!ll_inbox_used(l))\n\t\tt = sched_dequeue",
+     "\tt = sched_dequeue",
      "a processor with threads ready never reads its inbox"),
     ("ll-next-switches", "\tstat_add(&p->p_stats.ss_switches, 1);\n", "",
      "switches are not counted"),
@@ -434,9 +438,8 @@ LL_C = [
     # ll_wake
     # ll_yield
     ("ll-yield-outside", "\t\treturn -EPERM;\n\tl = ll_proc_of((struct "
-     "ll_thread *)t);\n\tif (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) "
-     "!= NULL)\n\t\tll_drain(l);", "\tl = ll_proc_of((struct ll_thread *)"
-     "t);\n\tif (__atomic_load_n(&l->lp_inbox, __ATOMIC_RELAXED) != NULL)"
+     "ll_thread *)t);\n\tif (ll_inbox_used(l))\n\t\tll_drain(l);",
+     "\tl = ll_proc_of((struct ll_thread *)t);\n\tif (ll_inbox_used(l))"
      "\n\t\tll_drain(l);", "ll_yield outside a thread crashes"),
     ("ll-yield-drain", "\t\tll_drain(l);\n\tif (l->lp_p.p_ready.q_head == "
      "NULL)", "\t\t;\n\tif (l->lp_p.p_ready.q_head == NULL)",
