@@ -353,6 +353,9 @@ void usched_panic(const char *fmt, ...)
 
 static int usched_stack_max(const struct usched *s)
 {
+	if (s->s_stack_max < 0)	/* usched_run refused it: set since */
+		usched_panic("ustack_block(): s_stack_max was set negative "
+			     "(%d) while usched_run ran", s->s_stack_max);
 	return s->s_stack_max > 0 ? s->s_stack_max : USCHED_STACK_MAX_DEFAULT;
 }
 

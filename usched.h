@@ -71,7 +71,8 @@ struct usched {
 	 * already given back (u_stack is NULL, u_len 0). */
 	void           (*s_done)(struct usched *s, struct ustack *u);
 	/* Optional: limit on a blocked thread's stack, 0 for the default
-	 * (negative stops usched_run with a message); checked when a buffer
+	 * (negative stops usched_run with a message, or, set so while it
+	 * runs, the block that needs a bigger buffer); checked when a buffer
 	 * must grow (a bigger one from ustack_init allows as much). */
 	int              s_stack_max;
 	/* Optional: nonzero if the threads share one floating-point control

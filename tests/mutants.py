@@ -135,6 +135,9 @@ USCHED_C = [
     # usched_panic, usched_stack_max
     ("panic-prefix", '\tfputs("usched: ", stderr);\n', "",
      "messages do not name the library"),
+    ("limit-negative", "\tif (s->s_stack_max < 0)\t/* usched_run refused "
+     "it: set since */\n", "\tif (0)\n",
+     "a limit set negative while running passes for the default"),
     ("limit-set", "s->s_stack_max > 0 ? s->s_stack_max :",
      "s->s_stack_max > 0 ? s->s_stack_max + 16 :",
      "s_stack_max lets 16 bytes more through"),
@@ -288,7 +291,8 @@ USCHED_C = [
      "usched_run from a thread is not refused"),
     ("run-no-free", "s->s_alloc == NULL || s->s_free == NULL",
      "s->s_alloc == NULL", "a missing s_free is not refused"),
-    ("run-negative", "if (s->s_stack_max < 0)", "if (s->s_stack_max < -1)",
+    ("run-negative", "if (s->s_stack_max < 0)\n\t\tusched_panic(\"usched_run",
+     "if (s->s_stack_max < -1)\n\t\tusched_panic(\"usched_run",
      "s_stack_max -1 is not refused"),
     ("run-sanmix", "\tif (san != NULL)\n", "\tif (0)\n",
      "a sanitized program with a plain libusched is not stopped"),

@@ -200,6 +200,22 @@ static void block_in_free(void *arg)
 	usched_run(once_setup(plain_alloc, blocking_free));
 }
 
+/* block_once's first block needs a buffer, whose limit is now negative. */
+static void limit_negative_then_block(void *arg)
+{
+	once_s.s_stack_max = -1;
+	block_once(arg);
+}
+
+static void limit_negative_while_running(void *arg)
+{
+	struct usched *s = once_setup(plain_alloc, plain_free);
+
+	(void)arg;
+	ustack_init(&once_u, s, limit_negative_then_block, NULL, NULL, 0);
+	usched_run(s);
+}
+
 /* s_done runs once the thread's buffer is given back: nothing to grow. */
 static void blocking_done(struct usched *s, struct ustack *u)
 {
@@ -437,6 +453,8 @@ static const struct {
 	{ run_without_free, "must be set", "usched_run without s_free" },
 	{ run_negative_limit, "s_stack_max is negative",
 	  "usched_run with a negative s_stack_max" },
+	{ limit_negative_while_running, "s_stack_max was set negative (-1) "
+	  "while usched_run ran", "a block after s_stack_max turned negative" },
 	{ run_twice, "already running on another native thread",
 	  "one dispatcher on two native threads" },
 	{ block_in_alloc, "ustack_block() called outside",
