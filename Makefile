@@ -125,7 +125,12 @@ CFLAGS_lto = -O2 -flto -g $(HARDEN) -D_FORTIFY_SOURCE=2
 
 # Benchmarks: the usched programs, then every peer whose toolchain is here.
 BENCH_BIN   := bench/bin
-BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring ring-lto switch create skynet)
+# ring-shift-K: the ring with its hot code, and the library's, K bytes on
+# (bench/ring.c's RING_SHIFT), for make perf's placement sweep. Built with
+# the others: make test's benchmark tests check them too.
+RING_SHIFTS := $(foreach k,16 32 48 64 80 96 112,$(BENCH_BIN)/ring-shift-$k)
+BENCH_PROGS := $(addprefix $(BENCH_BIN)/,ring ring-lto switch create skynet) \
+	       $(RING_SHIFTS)
 PEERS       := c cpp go rust
 
 .PHONY: all check-build test check-matrix check-mutants install uninstall \
@@ -240,14 +245,24 @@ $(BENCH_BIN)/.flags: $(call flags_changed,$(BENCH_BIN)/.flags,\
 		$(BENCH_FLAGS))
 	$(call flags_record,$@,$(BENCH_FLAGS))
 
-$(BENCH_BIN)/%: bench/%.c bench/args.c bench/common.c bench/args.h \
-		bench/common.h $(O)/libusched.a $(BENCH_BIN)/.flags
+# bench_link FLAGS: links a benchmark from the C files and the archive
+# among its prerequisites, with FLAGS added.
+bench_link = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $1 $(filter %.c,$^) \
+	$(filter %.a,$^) -o $@ $(LDLIBS)
+BENCH_DEPS = bench/args.c bench/common.c bench/args.h bench/common.h \
+	     $(O)/libusched.a $(BENCH_BIN)/.flags
+
+$(BENCH_BIN)/%: bench/%.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(filter %.a,$^) -o $@ \
-		$(LDLIBS)
+	$(call bench_link)
 
 $(BENCH_BIN)/switch: bench/floor.c bench/floor.h
-$(BENCH_BIN)/ring: bench/peers/ring-check.h
+$(BENCH_BIN)/ring $(RING_SHIFTS): bench/peers/ring-check.h
+
+# Only the K listed: another would not move the code by exactly K.
+$(RING_SHIFTS): $(BENCH_BIN)/ring-shift-%: bench/ring.c $(BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(call bench_link,-DRING_SHIFT=$*)
 
 # ring-lto: the ring as a program built with -flto gets it, against the
 # library built with the same flags and -flto, whose wait the link inlines
@@ -276,8 +291,7 @@ $(BENCH_BIN)/ring-lto: bench/ring.c bench/args.c bench/common.c bench/args.h \
 		bench/common.h bench/peers/ring-check.h $(LTO_LIB) \
 		$(BENCH_BIN)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -flto $(filter %.c,$^) \
-		$(filter %.a,$^) -o $@ $(LDLIBS)
+	$(call bench_link,-flto)
 
 # Each public header compiles on its own: as C11 with -pedantic, by CC, and
 # as C++ (if there is a C++ compiler); OUT/tests/cxx records which, so that

@@ -33,6 +33,24 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/*
+ * make perf's placement sweep (scripts/perf.py): RING_SHIFT bytes of int3,
+ * never run, in the cold section, which the linker puts before the hot
+ * code, move every hot function of the ring and of the library on by as
+ * much. A multiple of 16 keeps their alignment, so each moves by exactly
+ * that.
+ */
+#ifdef RING_SHIFT
+#if RING_SHIFT <= 0 || RING_SHIFT % 16
+#error "RING_SHIFT must be a positive multiple of 16"
+#endif
+#define RING_STR(x)	#x
+#define RING_XSTR(x)	RING_STR(x)
+__asm__(".pushsection .text.unlikely\n"
+	".skip " RING_XSTR(RING_SHIFT) ", 0xcc\n"
+	".popsection");
+#endif
+
 static const char usage[] =
 	"[--sched NAME] [-v] [-f] N R M D P\n"
 	"  --sched NAME  scheduler: rr or ll (default ll)\n"

@@ -99,6 +99,21 @@ elif built ring-lto; then
 		ok $? "ring-lto: rounds_$s calls no ${s}_wait (nor a clone of it)"
 	done
 fi
+# ring-shift-K, make perf's placement sweep: the same ring and checks, its
+# hot code (and the library's) K bytes further on than ring's.
+addr() {	# PROG FUNCTION: its address in hex, without leading zeros
+	nm "$bin/$1" | awk -v f="$2" '$3 == f { sub(/^0+/, "", $1); print $1 }'
+}
+command -v nm >/dev/null || echo "# skipping ring-shift-K's code: no nm"
+for k in 16 32 48 64 80 96 112; do
+	expect 0 ring-shift-$k 8 2 100 0 1
+	USCHED_RING_FAULT=spurious expect 1 ring-shift-$k 4 3 10 0 1
+	command -v nm >/dev/null || continue
+	at=$(addr ring-shift-$k rounds_ll) && was=$(addr ring rounds_ll) &&
+		[ -n "$at" ] && [ -n "$was" ] &&
+		[ $((0x$at - 0x$was)) = $k ]
+	ok $? "ring-shift-$k: rounds_ll at ring's + $k (0x$was -> 0x$at)"
+done
 # 2000 stacks of 20 KB in 40 MB of address space: waits fail for memory.
 (ulimit -v 40000; exec timeout 120 "$bin/ring" 2 2000 4 20000 1) \
 	>/dev/null 2>"$err"

@@ -17,9 +17,9 @@
 # again, and each compiles alone, as ISO C and as C++; make -n writes no
 # record of flags; a bench program or a C or C++ peer is rebuilt when a
 # header it includes changes (the Makefile lists the former's by hand);
-# the Rust peers are skipped where cargo cannot get their crates, removing
-# an earlier build's programs, fail on their own errors, and are as
-# rustfmt writes them.
+# ring-shift-K is built only for the K listed; the Rust peers are skipped
+# where cargo cannot get their crates, removing an earlier build's
+# programs, fail on their own errors, and are as rustfmt writes them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -539,16 +539,30 @@ done
 
 # The top Makefile's bench programs, whose headers it lists by hand: those
 # of every source their link compiles (as make -B shows it).
-make_in "$tree" -s bench/bin/ring bench/bin/switch bench/bin/create \
-	bench/bin/skynet
+make_in "$tree" -s bench/bin/ring bench/bin/ring-shift-16 bench/bin/switch \
+	bench/bin/create bench/bin/skynet
 ok $? "make builds the bench programs"
-for p in ring switch create skynet; do
+for p in ring ring-shift-16 switch create skynet; do
 	make_in "$tree" -n -B "bench/bin/$p" &&
 		srcs=$(grep -E -- "-o bench/bin/$p( |\$)" "$tmp/log" |
 			tr ' ' '\n' | grep '\.c$') && [ -n "$srcs" ]
 	ok $? "make -n -B bench/bin/$p shows its link"
 	rebuilds "$tree" "bench/bin/$p" "$p" \
 		$(cd "$tree" && headers "${CC:-cc}" -I. $srcs)
+done
+# ring-shift-K moves the ring's code by exactly K only for a multiple of
+# 16: make has no rule for a K it does not list, and bench/ring.c refuses
+# one that is not a multiple of 16 by hand.
+for k in 0 20 128; do
+	refused "No rule to make target 'bench/bin/ring-shift-$k'" \
+		-n bench/bin/ring-shift-$k
+	ok $? "make bench/bin/ring-shift-$k: refused, no rule for it"
+done
+for k in 0 20; do
+	out=$(cd "$tree" && ${CC:-cc} -DRING_SHIFT=$k -fsyntax-only \
+		bench/ring.c 2>&1)
+	[ $? != 0 ] && [[ $out == *"RING_SHIFT must be a positive multiple"* ]]
+	ok $? "bench/ring.c with RING_SHIFT=$k: refused, saying why"
 done
 
 # The Rust peers where cargo cannot get their crates (offline, with an
