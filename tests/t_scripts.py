@@ -1580,6 +1580,11 @@ PERF_FAKES = {
               'done',
     "create": "echo 20.0",
 }
+# ring-shift-K: at R=2, 1 s + K ms, all slower than ring; at R=100, 0.5 s
+# + K ms, all faster: the median is of the eight, not ring's.
+PERF_FAKES.update(("ring-shift-%d" % k, 'case "$*" in *" 8 2 "*) echo '
+                   '1.%03d;; *) echo 0.%03d;; esac' % (k, 500 + k))
+                  for k in range(16, 113, 16))
 
 
 # Cachegrind, faked: a run of the ring with M rounds "counts" 1000 + k*16*M
@@ -1677,6 +1682,24 @@ def test_perf(tmp):
           "ring-lto: 0.625 s against C++20's 0.5 s is 0.80x, per R", out)
     check(out.count("failed: ring-go: out of memory") == 3,
           "a failing peer is reported with its message", out)
+    # 8 * 2 * 500100 messages in 1 s (ring), 1.016, ... 1.112 s; 8 * 100 *
+    # 10100 in 1 s and 0.516, ... 0.612 s; C++20's best, 0.5 s.
+    check("\n## Code placement: ring N=8, P=1, its hot code moved 0-112 "
+          "bytes on (the same code; %s and ring-shift-K)"
+          % os.path.relpath(os.path.join(tmp, "ring")) in out
+          and "\nR=2   M=500100 ll 8.0 7.9 7.8 7.6 7.5 7.4 7.3 7.2; min "
+          "7.2, median 7.6, max 8.0; C++20 16.0 -> 0.47 MISSED\n" in out
+          and "\nR=100 M=10100  ll 8.1 15.7 15.2 14.7 14.3 13.9 13.6 13.2; "
+          "min 8.1, median 14.1, max 15.7; C++20 16.2 -> 0.87 met\n" in out,
+          "code placement: per R the eight rings' rates in shift order, "
+          "their min, median and max, the median's ratio to C++20 and its "
+          "verdict", out)
+    shifts = ["ring-shift-%d" % k for k in range(16, 113, 16)]
+    check(all(calls(os.path.join(tmp, s)) ==
+              ["--sched ll 8 2 500100 0 1"] * 2 +
+              ["--sched ll 8 100 10100 0 1"] * 2 for s in shifts),
+          "each ring-shift-K runs --runs rounds at R=2 and R=100",
+          [calls(os.path.join(tmp, s)) for s in shifts])
     check("-> 0.50 met" in out and "-> 1.00 MISSED" in out,
           "N=2 and P=2 ratios", out)
     if len(os.sched_getaffinity(0)) >= 2:
@@ -1719,7 +1742,7 @@ def test_perf(tmp):
           "the cycles have the ring's N*R threads; the second visits them "
           "at a stride of N, as the ring does",
           calls(os.path.join(tmp, "switch")))
-    check(len(calls(os.path.join(tmp, "ring-cpp"))) == 3 * 2 + 3 * 2,
+    check(len(calls(os.path.join(tmp, "ring-cpp"))) == 3 * 2 + 2 * 2 + 3 * 2,
           "every comparison runs --runs rounds",
           calls(os.path.join(tmp, "ring-cpp")))
     os.remove(os.path.join(tmp, "ring-cpp"))
@@ -1733,6 +1756,10 @@ def test_perf(tmp):
           "without the C++20 peer, ring -f and ring-lto still show "
           "messages/s",
           p.stdout + p.stderr)
+    check(re.search(r"\nR=2   M=500100 ll 8\.0 .*, max 8\.0; C\+\+20 failed: "
+                    r"not built: .* -> - n/a\n", p.stdout),
+          "so do the placements, their median without a ratio or verdict",
+          p.stdout)
     check(p.stderr.endswith("perf: not built, so their figures are missing: "
                              "ring-cpp (make bench builds each one whose "
                              "toolchain is there)\n"),
@@ -1866,6 +1893,14 @@ def test_perf(tmp):
     check(p.returncode == 1 and p.stderr == "perf: cannot write the "
           "figures: No space left on device\n",
           "stdout full: one line, exit 1", p.stderr)
+    os.remove(os.path.join(tmp, "ring-shift-48"))
+    p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
+                 "--no-valgrind")
+    check(p.returncode == 1 and p.stderr == "perf: a usched benchmark "
+          "failed: not built: %s\n" % os.path.join(tmp, "ring-shift-48"),
+          "a ring-shift-K not built: named, exit 1, as a usched program",
+          p.stderr)
+    fake_bin(tmp, "ring-shift-48", PERF_FAKES["ring-shift-48"])
     p = run_perf(env, "--bin", os.path.join(tmp, "nowhere"))
     check(p.returncode == 1 and "not built: " +
           os.path.join(tmp, "nowhere", "switch") in p.stderr,
