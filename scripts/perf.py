@@ -268,12 +268,13 @@ def placement(args):
                  len(SHIFTS))
         rates = [mmsgs(8, r, x) for x in t[:-1]]
         mid = statistics.median(rates)
+        cpp = mmsgs(8, r, t[-1])
         # Of rates, not seconds: b / a is the median's share of C++20's.
-        x = ratio(mmsgs(8, r, t[-1]), mid)
+        x = ratio(cpp, mid)
         print("R=%-3d M=%-6d ll %s; min %.1f, median %.1f, max %.1f; C++20 "
               "%s -> %s %s" % (
                   r, m, " ".join("%.1f" % y for y in rates), min(rates), mid,
-                  max(rates), show(mmsgs(8, r, t[-1]), "%.1f"), show(x),
+                  max(rates), show(cpp, "%.1f"), show(x),
                   verdict(x, 0.8, True)))
 
 
