@@ -294,12 +294,19 @@ int ll_yield(void)
 	return rc;
 }
 
-/* A wake from another processor, or, counted, from elsewhere. */
+/*
+ * A wake from another processor, or, counted, from elsewhere; on t's own,
+ * t is surely ll's.
+ */
 static int ll_wake_remote(struct ll_thread *t)
 {
+	struct ll_proc *l = ll_proc_of(t);
+
+	if (!procs_have(&ll_procs, &l->lp_p))
+		return -EINVAL;
 	if (!thread_hold_alive(&t->l_t))
 		return -ESRCH;
-	ll_post(ll_proc_of(t), t);
+	ll_post(l, t);
 	return 0;
 }
 

@@ -177,8 +177,12 @@ static int rr_wake_from(struct sched_thread *t, struct proc *here)
 	struct rr_proc *r = rr_proc_of(t);
 	int local = here == &r->r_p, rc = 0;
 
-	if (!local && !thread_hold_alive(t))
-		return -ESRCH;
+	if (!local) {	/* on its own processor, t is surely rr's */
+		if (!procs_have(&rr_procs, &r->r_p))
+			return -EINVAL;
+		if (!thread_hold_alive(t))
+			return -ESRCH;
+	}
 	sched_lock(&r->r_lock);
 	switch (thread_state(t)) {
 	case ST_WAITING:

@@ -246,6 +246,15 @@ static inline struct proc *proc_of(struct sched_thread *t)
 					     __ATOMIC_RELAXED));
 }
 
+/*
+ * Whether p is one of ps's processors: a handle passed to the other
+ * scheduler's wake is refused, not taken for a thread of its own.
+ */
+static inline int procs_have(struct procs *ps, struct proc *p)
+{
+	return p->p_procs == ps;
+}
+
 /* Wakers on other native threads read the state: access it atomically. */
 static inline int thread_state(struct sched_thread *t)
 {

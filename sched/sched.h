@@ -56,11 +56,11 @@ struct sched_ops {
 	 * is received with it (the README says why). */
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
-	 * or fini found every thread finished; -EINVAL: NULL. A handle is
-	 * valid until the next so_init, and only with the scheduler that
-	 * made it. Not async-signal-safe, as nothing here is: it may
-	 * interrupt a wake or switch of the same native thread, or take a
-	 * lock it holds. */
+	 * or fini found every thread finished; -EINVAL: NULL, or a thread
+	 * of another scheduler. A handle is valid until the next so_init.
+	 * Not async-signal-safe, as nothing here is: it may interrupt a
+	 * wake or switch of the same native thread, or take a lock it
+	 * holds. */
 	int   (*so_wake)(void *thread);
 	/* The calling thread's handle, NULL outside a thread of this
 	 * scheduler. */

@@ -958,6 +958,59 @@ static void test_misc(void)
 	   "%d)", ops->so_name, inside_start, inside_fini);
 }
 
+/*
+ * A handle of the other scheduler's thread, given to this one's wake: the
+ * wake is refused, and the thread it names neither woken nor harmed.
+ */
+static const struct sched_ops *cross_other;
+static void *cross_handle;
+static int cross_inside, cross_waited = 1, cross_early;
+static int cross_ready, cross_right;	/* atomic */
+
+static void cross_waiter(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&cross_ready, 1, __ATOMIC_RELEASE);
+	cross_waited = cross_other->so_wait();
+	cross_early = !__atomic_load_n(&cross_right, __ATOMIC_ACQUIRE);
+}
+
+static void cross_waker(void *arg)
+{
+	(void)arg;
+	cross_inside = ops->so_wake(cross_handle);
+}
+
+static void test_wake_other_scheduler(void)
+{
+	int outside;
+
+	cross_other = ops == &ll_ops ? &rr_ops : &ll_ops;
+	cross_ready = cross_right = 0;
+	require(cross_other->so_init(1, 1) == 0);
+	cross_handle = cross_other->so_spawn(cross_waiter, NULL, 0);
+	require(cross_handle != NULL && cross_other->so_start() == 0);
+	tap_watchdog(30, "%s: a thread of %s never waited", ops->so_name,
+		     cross_other->so_name);
+	while (!__atomic_load_n(&cross_ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	require(ops->so_init(1, 1) == 0);
+	outside = ops->so_wake(cross_handle);
+	require(ops->so_spawn(cross_waker, NULL, 0) != NULL);
+	require(ops->so_fini() == 0);
+	__atomic_store_n(&cross_right, 1, __ATOMIC_RELEASE);
+	require(cross_other->so_wake(cross_handle) == 0);
+	require(cross_other->so_fini() == 0);
+	tap_watchdog_off();
+	ok(cross_inside == -EINVAL && outside == -EINVAL,
+	   "%s: wake of a thread of %s, from a thread and from outside: "
+	   "-EINVAL (got %d, %d)", ops->so_name, cross_other->so_name,
+	   cross_inside, outside);
+	ok(cross_waited == 0 && !cross_early,
+	   "%s: that thread waits on, and its own wake ends the wait",
+	   ops->so_name);
+}
+
 /* Before the first init: nothing to start, finish, count or spawn on. */
 static void test_before_init(void)
 {
@@ -1748,6 +1801,7 @@ static void tests(void)
 	test_spawn_wake_order();
 	test_share_fpctl();
 	test_misc();
+	test_wake_other_scheduler();
 	test_sleeps();
 	test_wake_reuse();
 	test_spawn_elsewhere_reuse();
