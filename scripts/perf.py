@@ -8,7 +8,7 @@ of a shared machine does not favour one side. Goals are printed beside the
 figures, with "met" or "MISSED"; the exit status says only whether the
 programs ran (a benchmark is not a test).
 
-    python3 scripts/perf.py            # about a minute on 2 cores
+    python3 scripts/perf.py            # about two minutes on 2 cores
     python3 scripts/perf.py --big      # also 100 million threads: +2 min
 
 With valgrind, it also counts instructions (cachegrind): a message of the
@@ -203,6 +203,11 @@ def switch(args):
               "switch %sx that" % (show(floor), show(ratio(floor, ns))))
 
 
+# The N=8 ring's peers: name, program, usched's goal against it.
+PEERS = (("C++20", "ring-cpp", 0.8), ("Boost", "ring-boost", 1.5),
+         ("Go", "ring-go", 10.0))
+
+
 def rate_cell(r, secs, x, goal=None):
     """A ring N=8's millions of messages/s in secs, with the ratio x if
     there is one, and against goal its verdict."""
@@ -220,25 +225,23 @@ def ring_n8(args):
     print("(ll -f: the threads share the FP control state, as C++20's, "
           "Go's and Rust's do; ll -flto: the ring and the library built "
           "with -flto, as a program may be; their ratios are against C++20)")
-    peers = (("C++20", "ring-cpp", 0.8), ("Boost", "ring-boost", 1.5),
-             ("Go", "ring-go", 10.0))
     ours = 3
     print("%9s %8s %10s %16s %16s" % ("R", "M", "usched ll", "ll -f",
                                       "ll -flto")
-          + "".join(" %22s" % p[0] for p in peers))
+          + "".join(" %22s" % p[0] for p in PEERS))
     for r in args.rs:
         m = rounds(8, r)
         cmds = [["ring", "--sched", "ll", 8, r, m, 0, 1],
                 ["ring", "-f", "--sched", "ll", 8, r, m, 0, 1],
                 ["ring-lto", "--sched", "ll", 8, r, m, 0, 1]]
-        cmds += [[p[1], 8, r, m, 0, 1] for p in peers]
+        cmds += [[p[1], 8, r, m, 0, 1] for p in PEERS]
         if r > 100000 and not args.all_peers:
             cmds[ours + 1:] = []  # 16 KiB fibers, 2 KiB goroutines: tens of GB
         t = best(cmds, args.runs if r <= 10000 else 1, ours)
         line = "%9d %8d %10s" % (r, m, show(mmsgs(8, r, t[0]), "%.1f"))
         for i in (1, 2):
             line += " %16s" % rate_cell(r, t[i], ratio(t[i], t[ours]))
-        for i, p in enumerate(peers):
+        for i, p in enumerate(PEERS):
             if i + ours >= len(t):
                 line += " %22s" % "skipped (memory)"
                 continue
@@ -252,30 +255,37 @@ def ring_n8(args):
 SHIFTS = (0, 16, 32, 48, 64, 80, 96, 112)
 
 
+def placed(k):
+    """The ring whose code lies k bytes on."""
+    return "ring-shift-%d" % k if k else "ring"
+
+
 def placement(args):
     """The small rings' rate moves by a quarter with where their code lies
     (README): a change is judged on the median placement, not one."""
     section("Code placement: ring N=8, P=1, its hot code moved 0-112 bytes "
             "on (the same code; %s and ring-shift-K): millions of "
             "messages/s at each placement (best of %d), and the median's "
-            "ratio to C++20 (goal 0.8x)"
+            "ratio to C++20 (goal 0.8x), Boost.Context (1.5x) and Go (10x)"
             % (os.path.relpath(os.path.join(BIN, "ring")), args.runs))
     for r in (2, 100):
         m = rounds(8, r)
-        cmds = [["ring-shift-%d" % k if k else "ring", "--sched", "ll",
-                 8, r, m, 0, 1] for k in SHIFTS]
-        t = best(cmds + [["ring-cpp", 8, r, m, 0, 1]], args.runs,
+        cmds = [[placed(k), "--sched", "ll", 8, r, m, 0, 1] for k in SHIFTS]
+        t = best(cmds + [[p[1], 8, r, m, 0, 1] for p in PEERS], args.runs,
                  len(SHIFTS))
-        rates = [mmsgs(8, r, x) for x in t[:-1]]
+        rates = [mmsgs(8, r, x) for x in t[:len(SHIFTS)]]
         mid = statistics.median(rates)
-        cpp = mmsgs(8, r, t[-1])
-        # Of rates, not seconds: b / a is the median's share of C++20's.
-        x = ratio(cpp, mid)
-        print("R=%-3d M=%-6d ll %s; min %.1f, median %.1f, max %.1f; C++20 "
-              "%s -> %s %s" % (
-                  r, m, " ".join("%.1f" % y for y in rates), min(rates), mid,
-                  max(rates), show(cpp, "%.1f"), show(x),
-                  verdict(x, 0.8, True)))
+        print("R=%-3d M=%-6d ll %s; min %.1f, median %.1f, max %.1f" % (
+            r, m, " ".join("%.1f" % y for y in rates), min(rates), mid,
+            max(rates)))
+        cells = []
+        for p, secs in zip(PEERS, t[len(SHIFTS):]):
+            peer = mmsgs(8, r, secs)
+            # Of rates, not seconds: b / a is the median's share of peer's.
+            x = ratio(peer, mid)
+            cells.append("%s %s -> %s %s" % (p[0], show(peer, "%.1f"),
+                                             show(x), verdict(x, p[2], True)))
+        print("      the median against " + "; ".join(cells))
 
 
 def valgrind_counts(cmd):
@@ -466,32 +476,40 @@ def switch_slopes(threads, runs, stride=1):
 
 def extra_bytes(args):
     section("Extra stack D: ns per extra KiB saved per switch, ring (ll, "
-            "N=8) against the switch benchmark (goal: no more); and against "
+            "N=8: the median over its %d placements, each against its own "
+            "D=0) against the switch benchmark (goal: no more); and against "
             "a switch cycle of as many threads as the ring, whose copies "
-            "come from the same caches, in address order and in the ring's")
+            "come from the same caches, in address order and in the ring's"
+            % len(SHIFTS))
     slope = switch_slopes(2, args.runs)
-    n = 8
+    n, ds = 8, (0, 1000, 10000)
     for r in (2, 100):
         m = rounds(n, r)
-        t = best([["ring", "--sched", "ll", n, r, m, d, 1]
-                  for d in (0, 1000, 10000)], args.runs, 3)
+        # Each placement against its own D=0: ring's alone, at a slow
+        # placement, made D look cheap.
+        t = best([[placed(k), "--sched", "ll", n, r, m, d, 1]
+                  for k in SHIFTS for d in ds], args.runs,
+                 len(SHIFTS) * len(ds))
         same = switch_slopes(n * r, args.runs)
         order = switch_slopes(n * r, args.runs, n)
-        switches, base = ring_switches(n, r, m, 0)
+        switches, base = ring_switches(n, r, m, 0)  # the same code in each
         for i, d in ((1, 1000), (2, 10000)):
             ring_kib = (ring_switches(n, r, 2, d)[1] - base) / 1024
             if ring_kib <= 0:  # the padding is not on the stack
                 raise Failed("ring: a thread saved no more stack with "
                              "D=%d than with D=0 (%d B)" % (d, base))
-            ring_ns = (t[i] - t[0]) * 1e9 / switches / ring_kib
+            costs = [(t[j + i] - t[j]) * 1e9 / switches / ring_kib
+                     for j in range(0, len(t), len(ds))]
+            ring_ns = statistics.median(costs)
             # A cost or slope <= 0 (noise: D=1000 ran faster) has no ratio.
             x = ratio(slope[i - 1], ring_ns)
-            print("R=%-3d D=%-5d ring %.1f ns/KiB, switch %.1f -> %s %s; "
-                  "%d threads %.1f -> %s, ring's order %.1f -> %s" % (
-                      r, d, ring_ns, slope[i - 1], show(x),
-                      verdict(x, 1.0, False), n * r, same[i - 1],
-                      show(ratio(same[i - 1], ring_ns)), order[i - 1],
-                      show(ratio(order[i - 1], ring_ns))))
+            print("R=%-3d D=%-5d ring %.1f ns/KiB (min %.1f, max %.1f), "
+                  "switch %.1f -> %s %s; %d threads %.1f -> %s, ring's "
+                  "order %.1f -> %s"
+                  % (r, d, ring_ns, min(costs), max(costs), slope[i - 1],
+                     show(x), verdict(x, 1.0, False), n * r, same[i - 1],
+                     show(ratio(same[i - 1], ring_ns)), order[i - 1],
+                     show(ratio(order[i - 1], ring_ns))))
 
 
 def create(args):

@@ -1567,7 +1567,9 @@ PERF_FAKES = {
     "ring-cpp": '[ $(($(wc -l < "$0.calls") % 2)) = 1 ] && echo 0.9 '
                 '|| echo 0.5',
     "ring-boost": "echo 2.0",
-    "ring-go": 'echo "ring-go: out of memory" >&2; exit 1',
+    # 8 s at R=2 and 100; more threads do not fit.
+    "ring-go": 'case "$*" in "8 2 "*|"8 100 "*) echo 8.0;; *) '
+               'echo "ring-go: out of memory" >&2; exit 1;; esac',
     # 13 ns (12 with -f, 4 less with --floor) + 1 ns per 100 extra bytes;
     # twice that per byte in a cycle of more than 2 threads, 2.5 times at
     # a stride.
@@ -1580,10 +1582,24 @@ PERF_FAKES = {
               'done',
     "create": "echo 20.0",
 }
-# ring-shift-K: at R=2, 1 s + K ms, all slower than ring; at R=100, 0.5 s
-# + K ms, all faster: the median is of the eight, not ring's.
-PERF_FAKES.update(("ring-shift-%d" % k, 'case "$*" in *" 8 2 "*) echo '
-                   '1.%03d;; *) echo 0.%03d;; esac' % (k, 500 + k))
+
+
+def shift_fake(k, sign=1):
+    """ring-shift-K: at R=2, 1 s + K ms, all slower than ring; at R=100,
+    0.5 s + K ms, all faster: the median is of the eight, not ring's. D
+    costs more than in ring (20 us at D=1000, none at 10000): 20 + K/8 us
+    at D=1000 (with sign -1, it saves as much), 40 + K/2 at 10000; the
+    medians over the eight, 27 and 68 us, are not ring's."""
+    arms = ""
+    for r, secs in (("8 2", 1 + k / 1000), ("8 100", 0.5 + k / 1000)):
+        for d, us in ((1000, sign * (20 + k / 8)), (10000, 40 + k / 2),
+                      (0, 0)):
+            t = secs + us / 1e6
+            arms += '*" %s "*" %d 1") echo %.6f;;\n' % (r, d, t)
+    return 'case "$*" in\n%sesac' % arms
+
+
+PERF_FAKES.update(("ring-shift-%d" % k, shift_fake(k))
                   for k in range(16, 113, 16))
 
 
@@ -1680,26 +1696,47 @@ def test_perf(tmp):
           "ring -f: 0.75 s against C++20's 0.5 s is 0.67x, per R", out)
     check(out.count(" = 0.80x ") == 3,
           "ring-lto: 0.625 s against C++20's 0.5 s is 0.80x, per R", out)
-    check(out.count("failed: ring-go: out of memory") == 3,
+    check(out.count("failed: ring-go: out of memory") == 1,
           "a failing peer is reported with its message", out)
     # 8 * 2 * 500100 messages in 1 s (ring), 1.016, ... 1.112 s; 8 * 100 *
-    # 10100 in 1 s and 0.516, ... 0.612 s; C++20's best, 0.5 s.
+    # 10100 in 1 s and 0.516, ... 0.612 s; the peers' best: C++20 0.5 s,
+    # Boost 2 s, Go 8 s.
     check("\n## Code placement: ring N=8, P=1, its hot code moved 0-112 "
           "bytes on (the same code; %s and ring-shift-K)"
           % os.path.relpath(os.path.join(tmp, "ring")) in out
           and "\nR=2   M=500100 ll 8.0 7.9 7.8 7.6 7.5 7.4 7.3 7.2; min "
-          "7.2, median 7.6, max 8.0; C++20 16.0 -> 0.47 MISSED\n" in out
+          "7.2, median 7.6, max 8.0\n      the median against C++20 16.0 "
+          "-> 0.47 MISSED; Boost 4.0 -> 1.89 met; Go 1.0 -> 7.58 MISSED\n"
+          in out
           and "\nR=100 M=10100  ll 8.1 15.7 15.2 14.7 14.3 13.9 13.6 13.2; "
-          "min 8.1, median 14.1, max 15.7; C++20 16.2 -> 0.87 met\n" in out,
+          "min 8.1, median 14.1, max 15.7\n      the median against C++20 "
+          "16.2 -> 0.87 met; Boost 4.0 -> 3.50 met; Go 1.0 -> 13.99 met\n"
+          in out,
           "code placement: per R the eight rings' rates in shift order, "
-          "their min, median and max, the median's ratio to C++20 and its "
-          "verdict", out)
+          "their min, median and max, and the median's ratio to C++20, "
+          "Boost and Go and its verdicts", out)
+    ds = (0, 1000, 10000)
     shifts = ["ring-shift-%d" % k for k in range(16, 113, 16)]
     check(all(calls(os.path.join(tmp, s)) ==
               ["--sched ll 8 2 500100 0 1"] * 2 +
-              ["--sched ll 8 100 10100 0 1"] * 2 for s in shifts),
-          "each ring-shift-K runs --runs rounds at R=2 and R=100",
+              ["--sched ll 8 100 10100 0 1"] * 2 +
+              ["--sched ll 8 2 500100 %d 1" % d for d in ds] * 2 +
+              ["--sched ll 8 100 10100 %d 1" % d for d in ds] * 2
+              for s in shifts),
+          "each ring-shift-K runs --runs rounds at R=2 and R=100, then of "
+          "D=0, 1000 and 10000 at each",
           [calls(os.path.join(tmp, s)) for s in shifts])
+    # The N=8 ring's rounds at R=2, 100 and 10000 (Go's failure there ends
+    # its), then the placements'.
+    r2, r100, r10k = ("8 %d %d 0 1" % rm
+                      for rm in ((2, 500100), (100, 10100), (10000, 200)))
+    check(calls(os.path.join(tmp, "ring-boost")) ==
+          [r2, r2, r100, r100, r10k, r10k, r2, r2, r100, r100]
+          and calls(os.path.join(tmp, "ring-go")) ==
+          [r2, r2, r100, r100, r10k, r2, r2, r100, r100],
+          "Boost and Go run --runs rounds at R=2 and 100 beside the "
+          "placements", [calls(os.path.join(tmp, p))
+                         for p in ("ring-boost", "ring-go")])
     check("-> 0.50 met" in out and "-> 1.00 MISSED" in out,
           "N=2 and P=2 ratios", out)
     if len(os.sched_getaffinity(0)) >= 2:
@@ -1730,12 +1767,18 @@ def test_perf(tmp):
           in out and "floor        80.0 a switch: floor_step 50.0\n" in out,
           "instructions a message and a switch: the difference of two "
           "cachegrind runs, by function (inlined parts joined)", out)
-    # D=1000: 20 us more over 1000 switches for 1000 B; switch: 10 ns more
-    # for 1000 B.
-    check("R=100 D=1000  ring 20.5 ns/KiB, switch 10.2 -> 2.00 MISSED; "
-          "800 threads 20.5 -> 1.00, ring's order 25.6 -> 0.80" in out,
-          "the cost of D against the switch benchmark's slope, and against "
-          "a cycle of as many threads, in address order and the ring's", out)
+    # D=1000: 20, 22, ... 34 us more over 1000 switches for 1000 B, the
+    # median 27; switch: 10 ns more for 1000 B. D=10000: 0 (ring), 48, ...
+    # 96 us for 10000 B, the median 68; switch: 100 ns.
+    check("R=100 D=1000  ring 27.6 ns/KiB (min 20.5, max 34.8), switch 10.2 "
+          "-> 2.70 MISSED; 800 threads 20.5 -> 1.35, ring's order 25.6 -> "
+          "1.08\n" in out and "\nR=2   D=10000 ring 7.0 ns/KiB (min 0.0, "
+          "max 9.8), switch 10.2 -> 0.68 met; 16 threads 20.5 -> 0.34, "
+          "ring's order 25.6 -> 0.27\n" in out,
+          "the cost of D, the median of the placements' each against its "
+          "own D=0, with their min and max, against the switch benchmark's "
+          "slope, and against a cycle of as many threads, in address order "
+          "and the ring's", out)
     check(calls(os.path.join(tmp, "switch"))[-4:] == [
         "-t 800 -s 1 -n 2500 0 1000 10000"] * 2 + [
         "-t 800 -s 8 -n 2500 0 1000 10000"] * 2,
@@ -1745,7 +1788,9 @@ def test_perf(tmp):
     check(len(calls(os.path.join(tmp, "ring-cpp"))) == 3 * 2 + 2 * 2 + 3 * 2,
           "every comparison runs --runs rounds",
           calls(os.path.join(tmp, "ring-cpp")))
-    os.remove(os.path.join(tmp, "ring-cpp"))
+    peers = ("ring-cpp", "ring-boost", "ring-go")
+    for name in peers:
+        os.remove(os.path.join(tmp, name))
     p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
                  "--no-valgrind")
     row = [x for x in p.stdout.splitlines() if x.split()[:1] == ["2"]]
@@ -1756,15 +1801,19 @@ def test_perf(tmp):
           "without the C++20 peer, ring -f and ring-lto still show "
           "messages/s",
           p.stdout + p.stderr)
-    check(re.search(r"\nR=2   M=500100 ll 8\.0 .*, max 8\.0; C\+\+20 failed: "
-                    r"not built: .* -> - n/a\n", p.stdout),
-          "so do the placements, their median without a ratio or verdict",
-          p.stdout)
+    check(re.search(r"\nR=2   M=500100 ll 8\.0 .*, max 8\.0\n +the median "
+                    r"against C\+\+20 failed: not built: \S+ -> - n/a; "
+                    r"Boost failed: not built: \S+ -> - n/a; Go failed: "
+                    r"not built: \S+ -> - n/a\n", p.stdout),
+          "so do the placements, their median without a ratio or verdict "
+          "against a peer not built", p.stdout)
     check(p.stderr.endswith("perf: not built, so their figures are missing: "
-                             "ring-cpp (make bench builds each one whose "
-                             "toolchain is there)\n"),
+                             "ring-cpp, ring-boost, ring-go (make bench "
+                             "builds each one whose toolchain is there)\n"),
           "a program not built is named once more at the end, once",
           p.stderr)
+    for name in peers:
+        fake_bin(tmp, name, PERF_FAKES[name])
     check("skipped (--no-valgrind)" in p.stdout,
           "--no-valgrind skips the instruction counts", p.stdout)
     ran = len(calls(os.path.join(tmp, "ring")))
@@ -1789,16 +1838,21 @@ def test_perf(tmp):
           and "## Memory" in p.stdout,
           "a failure under valgrind is reported, and the run goes on",
           p.stdout + p.stderr)
-    # Noise: the ring with D=1000 runs faster than with D=0, a negative cost.
+    # Noise: the rings with D=1000 run faster than with D=0, a negative
+    # cost.
     fake_bin(tmp, "ring", PERF_FAKES["ring"].replace("1.00002", "0.99998"))
+    for k in range(16, 113, 16):
+        fake_bin(tmp, "ring-shift-%d" % k, shift_fake(k, -1))
     p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
                  "--no-valgrind")
     rows = [x for x in p.stdout.splitlines() if " D=1000 " in x]
     check(p.returncode == 0 and len(rows) == 2
-          and all(" ring -20.5 ns/KiB, switch 10.2 -> - n/a; " in x
-                  and x.endswith(" -> -") for x in rows),
+          and all(" ring -27.6 ns/KiB (min -34.8, max -20.5), switch 10.2 "
+                  "-> - n/a; " in x and x.endswith(" -> -") for x in rows),
           "a negative cost of D is no ratio and no verdict, not 'met'",
           p.stdout + p.stderr)
+    for k in range(16, 113, 16):
+        fake_bin(tmp, "ring-shift-%d" % k, shift_fake(k))
     # A ring whose threads do not save D more bytes: no division by 0.
     fake_bin(tmp, "ring", PERF_FAKES["ring"].replace("$((112 + $7))", "112"))
     p = run_perf(env, "--bin", tmp, "--runs", "1", "--rs", "2",
