@@ -73,7 +73,10 @@ struct usched {
 	/* Optional: limit on a blocked thread's stack, 0 for the default
 	 * (negative stops usched_run with a message, or, set so while it
 	 * runs, the block that needs a bigger buffer); checked when a buffer
-	 * must grow (a bigger one from ustack_init allows as much). */
+	 * must grow (a bigger one from ustack_init allows as much). A
+	 * stack of 1 KiB or more takes up to 63 bytes more of buffer: it is
+	 * saved at the stack pointer's offset modulo 64, which memcpy copies
+	 * fastest. */
 	int              s_stack_max;
 	/* Optional: nonzero if the threads share one floating-point control
 	 * state (x86-64: MXCSR, x87 control word; aarch64: FPCR), as
@@ -147,9 +150,11 @@ static inline struct ustack *usched_blocked(const struct usched *s)
 	return s->s_blocked;
 }
 /*
- * Sets up u to run f(arg) with buffer stack of len bytes (or NULL). u must
- * not be blocked: its saved stack would be lost, not freed (discard it
- * first). The running thread stops the program: f would never run.
+ * Sets up u to run f(arg) with buffer stack of len bytes (or NULL; a block
+ * that needs more, as a stack of 1 KiB or more takes 63 bytes more, gets
+ * one from s_alloc). u must not be blocked: its saved stack would be lost,
+ * not freed (discard it first). The running thread stops the program: f
+ * would never run.
  */
 void ustack_init(struct ustack *u, struct usched *s, void (*f)(void *),
 		 void *arg, void *stack, int len);

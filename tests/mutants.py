@@ -108,6 +108,8 @@ FINISH_DONE = "\tif (s->s_done != NULL)\n\t\ts->s_done(s, u);\n"
 # replaces it, what that breaks), in the file's order. The text must be
 # there exactly once.
 USCHED_C = [
+    ("align-min", "#define COPY_ALIGN_MIN 1024", "#define COPY_ALIGN_MIN 2048",
+     "stacks of 1-2 KiB are saved at their buffer's start"),
     # TSan's fibers
     ("tsan-new-fiber", "if (u != NULL && u->u_san == NULL)",
      "if (u != NULL)", "a resumed thread gets a new fiber"),
@@ -124,14 +126,21 @@ USCHED_C = [
      "#define SAN_EXTRA(used) ((used) / 16)",
      "half of a blocked thread's shadow travels with it"),
     ("asan-save-shadow",
-     "\tstack_copy((char *)u->u_stack + used, asan_shadow(sp),\n"
-     "\t\t   SAN_EXTRA(used));\n", "",
+     "\tstack_copy(to + used, asan_shadow(sp), SAN_EXTRA(used));\n", "",
      "a blocked thread's redzones are not saved"),
     ("asan-unpoison", "\t__asan_unpoison_memory_region(sp, used);\n", "",
      "a blocked thread's redzones stay on the stack"),
     ("asan-restore-shadow",
      "\tsan_copy(asan_shadow(dst), (const char *)src + n, SAN_EXTRA(n));\n",
      "", "a resumed thread's redzones are not put back"),
+    # ustack_room, ustack_saved
+    ("room-align", "(unlikely(used >= COPY_ALIGN_MIN) ? 63 : 0)", "0",
+     "a big stack's buffer has no room for its offset"),
+    ("room-san", " +\n\t       SAN_EXTRA(used);\n}", ";\n}",
+     "a buffer has no room for the shadow"),
+    ("saved-offset", "\tif (unlikely(used >= COPY_ALIGN_MIN))\n",
+     "\tif (0)\n", "a big stack is saved at its buffer's start, and "
+     "resumed from its offset"),
     # usched_panic, usched_stack_max
     ("panic-prefix", '\tfputs("usched: ", stderr);\n', "",
      "messages do not name the library"),
@@ -223,10 +232,8 @@ USCHED_C = [
      "a buffer is smaller than the stack"),
     ("grow-max", "\tif (want > max)\n\t\twant = max;\n", "",
      "a buffer is bigger than s_stack_max"),
-    ("grow-round", "SAN_EXTRA(want) + 15) & ~15L;",
-     "SAN_EXTRA(want)) & ~15L;", "sizes are rounded down"),
-    ("grow-san", "(want + SAN_EXTRA(want) + 15)", "(want + 15)",
-     "a buffer has no room for the shadow"),
+    ("grow-round", "(ustack_room(want) + 15) & ~15L;",
+     "ustack_room(want) & ~15L;", "sizes are rounded down"),
     ("grow-int-max", "\tif (size > INT_MAX)\t/* s_stack_max near INT_MAX */\n"
      "\t\treturn -E2BIG;\n", "", "s_alloc is asked for a negative size"),
     ("grow-enomem", "\t\treturn -ENOMEM;\n", "\t\treturn -E2BIG;\n",
@@ -242,11 +249,11 @@ USCHED_C = [
     # usched_suspend
     ("suspend-self", "\ts->s_self = NULL;\t/* s_alloc", "\t/* s_alloc",
      "s_alloc and s_free run as the blocking thread"),
-    ("suspend-fits-ge", "(unsigned long)(used + SAN_EXTRA(used)) >\n",
-     "(unsigned long)(used + SAN_EXTRA(used)) >=\n",
+    ("suspend-fits-ge", "(unsigned long)ustack_room(used) >\n",
+     "(unsigned long)ustack_room(used) >=\n",
      "a stack that just fits its buffer grows it"),
-    ("suspend-fits-signed", "(unsigned long)(used + SAN_EXTRA(used)) >\n"
-     "\t\t     (unsigned long)u->u_len", "(long)(used + SAN_EXTRA(used)) >\n"
+    ("suspend-fits-signed", "(unsigned long)ustack_room(used) >\n"
+     "\t\t     (unsigned long)u->u_len", "(long)ustack_room(used) >\n"
      "\t\t     (long)u->u_len", "a block above the bottom is not refused"),
     ("suspend-above", "if (used < 0)\t/*", "if (used <= 0)\t/*",
      "0 bytes are refused as above the bottom"),
@@ -270,7 +277,7 @@ USCHED_C = [
      "s_next does not learn which thread blocked"),
     ("suspend-empty", "\tif (used > 0) {\n", "\tif (used >= 0) {\n",
      "an empty stack is copied to a NULL buffer"),
-    ("suspend-san", "\t\tsan_save(u, sp, used);\n", "\t\t(void)san_save;\n",
+    ("suspend-san", "\t\tsan_save(to, sp, used);\n", "\t\t(void)san_save;\n",
      "a blocked thread's redzones are neither saved nor cleared"),
     # usched_enter
     ("enter-rerun-one", "s->s_nr_blocked > 0 && sp != s->s_bottom",
@@ -366,6 +373,11 @@ USCHED_C = [
     ("abort-outside", '\tif (u == NULL)\n\t\tusched_panic("ustack_abort() '
      'called outside', '\tif (0)\n\t\tusched_panic("ustack_abort() called '
      'outside', "ustack_abort() outside a thread is not refused"),
+    # uarch_resume (x86-64)
+    ("resume-align-skip", '\t"jb 3f\\n"', '\t"jmp 3f\\n"',
+     "a big stack is resumed from its buffer's start"),
+    ("resume-align-mask", '\t"andl $63, %eax\\n"', '\t"andl $31, %eax\\n"',
+     "a big stack is resumed from its offset modulo 32"),
 ]
 
 LL_C = [
@@ -804,7 +816,7 @@ RUN_IN = {
     # x86-64's saved state is never 0 (MXCSR has bits set): it is loaded
     # all the same. aarch64's default FPCR is 0.
     "finish-fpctl": "aarch64",
-    "grow-san": "asan",
+    "room-san": "asan",
     # memcpy(NULL, sp, 0) does nothing, but is undefined.
     "suspend-empty": "ubsan",
     "suspend-san": "asan",

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static long bad;	/* locals found corrupted after a resume */
 static long resumes;
@@ -76,22 +77,27 @@ static void test_depths(void)
 	   "not)", ts.ts_allocs, ts.ts_unrounded);
 }
 
-/* s_alloc may return buffers at any address: at 1 to 15 bytes past one. */
-static int misaligned;
+/*
+ * Buffers at shift_unit, 2 * shift_unit, ... shift_nr * shift_unit bytes
+ * past a multiple of 64, in turn; shifted counts them.
+ */
+static int shift_unit, shift_nr, shifted;
 
-static void *odd_alloc(struct usched *s, int size)
+static void *shifted_alloc(struct usched *s, int size)
 {
-	int k = misaligned++ % 15 + 1;
-	char *raw = malloc(size + 16);
+	int k = (shifted++ % shift_nr + 1) * shift_unit;
+	size_t len = ((size_t)size + 127) & ~(size_t)63;
+	char *raw = aligned_alloc(64, len);
 
 	(void)s;
 	if (raw == NULL)
 		return NULL;
-	raw[k - 1] = (char)k;	/* for odd_free */
+	memset(raw, 0xa5, len);	/* saved_finder reads it all */
+	raw[k - 1] = (char)k;	/* for shifted_free */
 	return raw + k;
 }
 
-static void odd_free(struct usched *s, void *buf, int size)
+static void shifted_free(struct usched *s, void *buf, int size)
 {
 	char *p = buf;
 
@@ -100,23 +106,28 @@ static void odd_free(struct usched *s, void *buf, int size)
 	free(p - p[-1]);
 }
 
+/* s_alloc may return buffers at any address: at 1 to 15 bytes past one. */
+
 static void test_misaligned(void)
 {
 	struct tsched ts;
 	long want = 0;
 
 	tsched_init(&ts);
-	ts.ts_s.s_alloc = odd_alloc;
-	ts.ts_s.s_free = odd_free;
+	ts.ts_s.s_alloc = shifted_alloc;
+	ts.ts_s.s_free = shifted_free;
+	shift_unit = 1;
+	shift_nr = 15;
+	shifted = 0;
 	bad = resumes = 0;
 	for (int depth = 10; depth < 25; depth++) {
 		tsched_spawn(&ts, descender, (void *)(intptr_t)depth);
 		want += 2 * depth;
 	}
 	tsched_run(&ts);
-	ok(bad == 0 && resumes == want && misaligned >= 15,
+	ok(bad == 0 && resumes == want && shifted >= 15,
 	   "stack buffers 1 to 15 bytes off alignment: %ld resumes, %ld "
-	   "corrupted locals, %d buffers", resumes, bad, misaligned);
+	   "corrupted locals, %d buffers", resumes, bad, shifted);
 }
 
 static int big_max;
@@ -206,6 +217,95 @@ static void first_buffer(void *arg)
 #define ASAN_SHADOW(used) 0
 #endif
 
+/*
+ * usched.c's COPY_ALIGN_MIN: a saved stack of 1 KiB or more lies at its
+ * stack pointer's offset modulo 64 in its buffer, which has up to 64 bytes
+ * more for that.
+ */
+enum { ALIGN_MIN = 1024, ALIGN_SLACK = 64 };
+
+/* A thread that blocks with its pattern where saved() looks for it. */
+struct saved {
+	int                        sv_extra;
+	struct ustack             *sv_u;
+	volatile const uint64_t   *sv_pad;
+	int                        sv_used;
+	int                        sv_want;	/* where it should be */
+	int                        sv_found;	/* where it is, or -1 */
+	int                        sv_fits;	/* the buffer holds it there */
+};
+
+static void saved_blocker(void *arg)
+{
+	struct saved *sv = arg;
+	volatile uint64_t pad[sv->sv_extra / 8 + 1];
+
+	fill(pad, sv->sv_extra / 8 + 1, 1, 9);
+	sv->sv_pad = pad;
+	sv->sv_u = &tsched_self()->t_s.t_u;
+	yield_checked();
+	check(pad, sv->sv_extra / 8 + 1, 1, 9);
+}
+
+/* Runs while sv's thread is blocked: where its pattern is in the buffer. */
+static void saved_finder(void *arg)
+{
+	struct saved *sv = arg;
+	const struct ustack *u = sv->sv_u;
+	const char *sp = u->u_sched->s_bottom - u->u_used;
+	size_t at = (const char *)sv->sv_pad - sp;
+	uintptr_t off = ((uintptr_t)sp - (uintptr_t)u->u_stack) & 63;
+	uint64_t want[4];
+
+	for (int i = 0; i < 4; i++)
+		want[i] = pattern(1, 9, i);
+	sv->sv_used = u->u_used;
+	sv->sv_want = u->u_used < ALIGN_MIN ? 0 : (int)off;
+	sv->sv_fits = sv->sv_want + u->u_used + ASAN_SHADOW(u->u_used) <=
+		      u->u_len;
+	sv->sv_found = -1;
+	for (int off = 0; off < 64 && off + at + 32 <= (size_t)u->u_len; off++)
+		if (memcmp((const char *)u->u_stack + off + at, want, 32) == 0)
+			sv->sv_found = off;
+}
+
+static void test_saved_offset(void)
+{
+	/* under and over 1 KiB; each size four times, in buffers of the four
+	 * shifts, so its offset takes every value */
+	static const int extra[] = { 64, 512, 528, 1032, 1032, 1032, 1032,
+				     4000, 4000, 4000, 4000 };
+	int offsets = 0, small = 0;
+
+	shift_unit = 16;
+	shift_nr = 4;
+	shifted = 0;
+
+	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+		struct saved sv = { .sv_extra = extra[i] };
+		struct tsched ts;
+
+		tsched_init(&ts);
+		ts.ts_s.s_alloc = shifted_alloc;
+		ts.ts_s.s_free = shifted_free;
+		bad = resumes = 0;
+		tsched_spawn(&ts, saved_blocker, &sv);
+		tsched_spawn(&ts, saved_finder, &sv);
+		tsched_run(&ts);
+		ok(bad == 0 && sv.sv_found == sv.sv_want && sv.sv_fits,
+		   "a saved stack of %d bytes lies at %d in its buffer (%s), "
+		   "found at %d", sv.sv_used, sv.sv_want,
+		   sv.sv_used < ALIGN_MIN ? "its start" :
+		   "the stack pointer's offset modulo 64", sv.sv_found);
+		if (sv.sv_used < ALIGN_MIN)
+			small++;
+		else
+			offsets |= 1 << sv.sv_want / 16;
+	}
+	ok(offsets == 0xf && small >= 2, "those offsets were 0, 16, 32 and 48 "
+	   "(mask %#x), and %d stacks were below 1 KiB", offsets, small);
+}
+
 static void test_first_buffer(void)
 {
 	struct first fb[3] = { { .fb_extra = 2048 }, { .fb_extra = 1536 },
@@ -226,7 +326,8 @@ static void test_first_buffer(void)
 	   "a first thread's buffer fits what it needs: %d bytes",
 	   fb[0].fb_len);
 	/* rounded up to 16 bytes; under ASan, an eighth more for the shadow */
-	ok(fb[1].fb_len >= max && fb[1].fb_len < max + 16 + ASAN_SHADOW(max),
+	ok(fb[1].fb_len >= max &&
+	   fb[1].fb_len < max + 16 + ALIGN_SLACK + ASAN_SHADOW(max),
 	   "a thread needing more than half of s_max_used gets s_max_used: "
 	   "%d bytes", fb[1].fb_len);
 	twice = 2 * fb[2].fb_used;
@@ -287,8 +388,8 @@ static void run_growth(struct growth *g, int stack_max)
 static void test_growth(void)
 {
 	struct growth g = { .g_extra = { 2000, 2400 } };
-	struct growth capped = { .g_extra = { 3000, 3500 } };
-	int max = 4096 + ASAN_SHADOW(4096);
+	struct growth capped = { .g_extra = { 3000, 3600 } };
+	int max = 4096 + ALIGN_SLACK + ASAN_SHADOW(4096);
 
 	bad = resumes = 0;
 	g.g_fresh = -1;
@@ -354,6 +455,7 @@ int main(void)
 	test_big();
 	test_extra();
 	test_first_buffer();
+	test_saved_offset();
 	test_growth();
 	test_random();
 	return tap_done();
