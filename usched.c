@@ -129,11 +129,11 @@ static __thread struct usched *usched_here
  * uarch_resume(bottom, ctx, len, fpctl): set the stack pointer to
  *	bottom - len, copy len bytes there from the buffer whose address
  *	follows ctx (u_stack; at ustack_saved's offset in it), load the
- *	registers from ctx, put its return
- *	address back and return 0 from that uarch_switch. The saved FP
- *	control state is loaded unless it is UARCH_FPCTL_NONE or equals
- *	fpctl, the state in force as uarch_switch saves it (or
- *	UARCH_FPCTL_NONE: not known), as loading is slow.
+ *	registers from ctx, put its return address back and return 0 from
+ *	that uarch_switch. The saved FP control state is loaded unless it
+ *	is UARCH_FPCTL_NONE or equals fpctl, the state in force as
+ *	uarch_switch saves it (or UARCH_FPCTL_NONE: not known), as loading
+ *	is slow.
  * uarch_start(bottom, fn, arg, home): unless home is NULL, load the FP
  *	control state saved in the context home; set the stack pointer to
  *	bottom and call fn(arg), then usched_exit().
