@@ -262,7 +262,7 @@ def placed(k):
 
 def placement(args):
     """The small rings' rate moves by a quarter with where their code lies
-    (README): a change is judged on the median placement, not one."""
+    (bench/PERF.md): a change is judged on the median placement, not one."""
     section("Code placement: ring N=8, P=1, its hot code moved 0-112 bytes "
             "on (the same code; %s and ring-shift-K): millions of "
             "messages/s at each placement (best of %d), and the median's "

@@ -80,8 +80,8 @@ ok $? "USCHED_RING_FAULT=pad ring at D = 0: refused, saying why"
 USCHED_RING_FAULT= expect 0 ring 4 3 10 0 1
 expect 0 ring -v 4 3 10 0 1
 # ring-lto, against the library's LTO archive: the same checks pass, and
-# the link inlined each scheduler's wait into its loop (what README says
-# -flto gains).
+# the link inlined each scheduler's wait into its loop (what bench/PERF.md
+# says -flto gains).
 for s in rr ll; do
 	expect 0 ring-lto --sched $s 7 13 101 1000 2
 	USCHED_RING_FAULT=spurious expect 1 ring-lto --sched $s 4 3 10 0 1
