@@ -61,12 +61,13 @@
  * may fire anywhere.
  *
  * Registers: the callee-saved registers and the floating-point control
- * state (x86-64: MXCSR and the x87 control word; aarch64: FPCR), which the
- * ABIs also make callee-saved, are kept per thread. A new thread starts
- * with the control state of the caller of usched_run(). Reading it is slow,
- * so with s_share_fpctl a block saves a marker (UARCH_FPCTL_NONE) instead,
- * and resuming a thread with that marker, or starting one, leaves the
- * state in force.
+ * state (x86-64: MXCSR's control bits and the x87 control word; aarch64:
+ * FPCR), which the ABIs also make callee-saved, are kept per thread; the
+ * exception flags are the native thread's, as the ABIs leave them to the
+ * caller. A new thread starts with the control state of the caller of
+ * usched_run(). Reading it is slow, so with s_share_fpctl a block saves a
+ * marker (UARCH_FPCTL_NONE) instead, and resuming a thread with that
+ * marker, or starting one, leaves the state in force.
  */
 #include "usched.h"
 
@@ -694,13 +695,20 @@ void ustack_abort(void)
 /*
  * ======================== x86-64 ========================
  * Context, as uarch_switch stores it: +0 rbx rbp r12 r13 r14 r15, +48
- *	MXCSR, +52 x87 control word, +54 0 (or +48 all ones if the FP
- *	control state is shared), +56 the return address; u_stack at +64.
+ *	MXCSR without its exception flags, +52 x87 control word, +54 0 (or
+ *	+48 all ones if the FP control state is shared), +56 the return
+ *	address; u_stack at +64.
  *	The FP control state is put together in a register: an 8-byte load
  *	of what stmxcsr and fnstcw had just stored in pieces would wait for
  *	the stores to reach the cache (no store forwarding), ~1.5 ns a block.
- * A saved stack starts where the return address was (its caller's sp),
- * 16-byte aligned; the return address goes back below it on a resume.
+ *	MXCSR's exception flags (bits 0-5) are status, as the x87 status
+ *	word and aarch64's FPSR are: the native thread's, not a thread's.
+ *	They are not saved, a load keeps those in force, and two states
+ *	that differ only in flags compare equal, so that a flag one thread
+ *	raised does not make every switch reload.
+ * A saved stack starts just above the return address (its caller's sp
+ * before the call), 16-byte aligned; the return address goes back below
+ * it on a resume.
  */
 #if defined(__x86_64__)
 #ifdef USCHED_ASAN
@@ -708,6 +716,7 @@ void ustack_abort(void)
 #else
 #define UARCH_COPY "memcpy@PLT"
 #endif
+#define MXCSR_FLAGS 63
 __asm__(
 	".text\n"
 	".globl uarch_switch\n"
@@ -733,6 +742,7 @@ __asm__(
 	"stmxcsr 16(%rsp)\n"		/* in uarch_switch's frame's pad */
 	"fnstcw 20(%rsp)\n"
 	"movl 16(%rsp), %eax\n"
+	"andl $~" STR(MXCSR_FLAGS) ", %eax\n"
 	"movzwl 20(%rsp), %ecx\n"
 	"shlq $32, %rcx\n"
 	"orq %rcx, %rax\n"
@@ -787,8 +797,7 @@ __asm__(
 	"je 2f\n"
 	"cmpq $-1, 48(%rbx)\n"		/* UARCH_FPCTL_NONE */
 	"je 2f\n"
-	"ldmxcsr 48(%rbx)\n"
-	"fldcw 52(%rbx)\n"
+	"call .Lload_fpctl\n"
 "2:\n"
 	"pushq 56(%rbx)\n"		/* the return address */
 	"movq 8(%rbx), %rbp\n"
@@ -802,6 +811,29 @@ __asm__(
 	".cfi_endproc\n"
 	".size uarch_resume, .-uarch_resume\n"
 
+	/* Loads the FP control state of the context at rbx, keeping the
+	 * exception flags in force; clobbers rax. MXCSR only if it differs:
+	 * a thread's start does this, and ldmxcsr of what was just stored
+	 * waits for the store to reach the cache. */
+".Lload_fpctl:\n"
+	".cfi_startproc\n"
+	"subq $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"stmxcsr (%rsp)\n"
+	"movl (%rsp), %eax\n"
+	"andl $" STR(MXCSR_FLAGS) ", %eax\n"
+	"orl 48(%rbx), %eax\n"
+	"cmpl (%rsp), %eax\n"
+	"je 1f\n"
+	"movl %eax, (%rsp)\n"
+	"ldmxcsr (%rsp)\n"
+"1:\n"
+	"fldcw 52(%rbx)\n"
+	"addq $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"ret\n"
+	".cfi_endproc\n"
+
 	".globl uarch_start\n"
 	".hidden uarch_start\n"
 	".type uarch_start, @function\n"
@@ -811,8 +843,8 @@ __asm__(
 	".cfi_undefined %rip\n"		/* backtraces end here */
 	"testq %rcx, %rcx\n"
 	"jz 1f\n"
-	"ldmxcsr 48(%rcx)\n"
-	"fldcw 52(%rcx)\n"
+	"movq %rcx, %rbx\n"		/* no caller to keep it for */
+	"call .Lload_fpctl\n"
 "1:\n"
 	"movq %rdi, %rsp\n"
 	"movq %rdx, %rdi\n"

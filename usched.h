@@ -79,7 +79,8 @@ struct usched {
 	 * fastest. */
 	int              s_stack_max;
 	/* Optional: nonzero if the threads share one floating-point control
-	 * state (x86-64: MXCSR, x87 control word; aarch64: FPCR), as
+	 * state (x86-64: MXCSR's control bits, x87 control word; aarch64:
+	 * FPCR; the exception flags are shared in any case), as
 	 * stackless coroutines do. Blocks then neither save nor restore it
 	 * (~1.5 ns less a switch on x86-64), so a thread that changes it
 	 * changes it for the threads that run or start after it, until it

@@ -94,6 +94,10 @@ SPEED_ONLY = {
     ("x86-64", "offset", "cmpq 48(%rbx), %r12"):
         "compares the return address with the FP state in force: never "
         "equal, so the saved state is loaded",
+    ("x86-64", "drop", "cmpl (%rsp), %eax"):
+        "MXCSR is loaded unless the state to load is 0, which it never is",
+    ("x86-64", "offset", "cmpl (%rsp), %eax"):
+        "compares with a return address: MXCSR is loaded",
 }
 
 # usched_finish gives the buffer back, then calls s_done.
@@ -378,6 +382,11 @@ USCHED_C = [
      "a big stack is resumed from its buffer's start"),
     ("resume-align-mask", '\t"andl $63, %eax\\n"', '\t"andl $31, %eax\\n"',
      "a big stack is resumed from its offset modulo 32"),
+    # MXCSR's exception flags, in the x86-64 assembly as above
+    ("fpctl-save-flags", '\t"andl $~" STR(MXCSR_FLAGS) ", %eax\\n"\n', "",
+     "a block saves the flags, which a reload brings back"),
+    ("fpctl-load-flags", '\t"andl $" STR(MXCSR_FLAGS) ", %eax\\n"',
+     '\t"andl $0, %eax\\n"', "a load of the control state clears the flags"),
 ]
 
 LL_C = [

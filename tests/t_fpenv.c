@@ -1,7 +1,8 @@
 /*
  * The floating-point control state belongs to each thread, unless the
  * dispatcher's threads share it (s_share_fpctl), which may be turned on and
- * off while threads are blocked.
+ * off while threads are blocked. The exception flags are the native
+ * thread's, shared.
  */
 #include "tap.h"
 #include "tsched.h"
@@ -198,11 +199,101 @@ static void test_own(int caller)
 	fesetround(FE_TONEAREST);
 }
 
+/* Whether division by zero is flagged: in MXCSR alone on x86-64. */
+static int divzero_flagged(void)
+{
+#ifdef __x86_64__
+	return (_mm_getcsr() & _MM_EXCEPT_DIV_ZERO) != 0;
+#else
+	return fetestexcept(FE_DIVBYZERO) != 0;
+#endif
+}
+
+static void divide_by_zero(void)
+{
+	volatile double one = 1.0, zero = 0.0, r;
+
+	r = one / zero;
+	(void)r;
+}
+
+/* Whether the flags are kept here at all: valgrind keeps none. */
+static int flags_kept(void)
+{
+	int kept;
+
+	feclearexcept(FE_ALL_EXCEPT);
+	divide_by_zero();
+	kept = divzero_flagged();
+	feclearexcept(FE_ALL_EXCEPT);
+	return kept;
+}
+
+static int flagged[3];
+
+/* a: the rounding mode of each thread. Thread 0 raises the flag, thread 1
+ * (started then) clears it, thread 0 raises it again and ends. */
+static void raiser(void *arg)
+{
+	const int *a = arg;
+
+	fesetround(a[0]);
+	divide_by_zero();
+	tsched_yield();
+	flagged[1] = divzero_flagged();
+	divide_by_zero();
+}
+
+static void clearer(void *arg)
+{
+	const int *a = arg;
+
+	flagged[0] = divzero_flagged();
+	fesetround(a[1]);
+	feclearexcept(FE_ALL_EXCEPT);
+	tsched_yield();
+	flagged[2] = divzero_flagged();
+}
+
+/*
+ * The flags follow the native thread across switches, starts and the
+ * return home, whether the threads' control states are alike (no reload)
+ * or not (each resume loads its thread's).
+ */
+static void test_flags(int mode0, int mode1, const char *states)
+{
+	int modes[2] = { mode0, mode1 };
+	struct tsched ts;
+
+	if (!flags_kept()) {
+		ok(1, "# SKIP %s: dividing by zero raises no flag here",
+		   states);
+		return;
+	}
+	feclearexcept(FE_ALL_EXCEPT);
+	tsched_init(&ts);
+	tsched_spawn(&ts, raiser, modes);
+	tsched_spawn(&ts, clearer, modes);
+	tsched_run(&ts);
+	ok(flagged[0], "%s: a thread starts with the flag another raised",
+	   states);
+	ok(!flagged[1], "%s: a thread resumes without the flag another "
+	   "cleared", states);
+	ok(flagged[2], "%s: a thread resumes with the flag another raised",
+	   states);
+	ok(divzero_flagged(), "%s: usched_run's caller gets the flag its "
+	   "threads raised", states);
+	caller_mode_back(FE_TONEAREST, "after raising flags");
+	feclearexcept(FE_ALL_EXCEPT);
+}
+
 int main(void)
 {
 	test_own(FE_TONEAREST);
 	test_own(FE_DOWNWARD);
 	test_shared();
 	test_shared_start();
+	test_flags(FE_TONEAREST, FE_TONEAREST, "alike control states");
+	test_flags(FE_UPWARD, FE_DOWNWARD, "their own control states");
 	return tap_done();
 }
