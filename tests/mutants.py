@@ -839,10 +839,6 @@ RUN_IN = {
 
 # C mutants that no program can tell from the code, and why.
 EQUIVALENT = {
-    "start-running":
-        "s_next runs only while no thread of its dispatcher runs, and "
-        "another's threads are refused first: none sees US_RUNNING",
-    "pick-running": "the same, for a resumed thread",
     "suspend-above":
         "0 bytes never take the branch: compared unsigned, 0 is above "
         "no u_len, negative or not",

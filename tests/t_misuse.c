@@ -309,6 +309,20 @@ static void discard_running(void *arg)
 	spawn_and_run(discard_self);
 }
 
+/* Resumed from a block, a thread runs as one just started does. */
+static void discard_self_resumed(void *arg)
+{
+	(void)arg;
+	tsched_yield();
+	ustack_discard(ustack_self());
+}
+
+static void discard_resumed(void *arg)
+{
+	(void)arg;
+	spawn_and_run(discard_self_resumed);
+}
+
 static void discard_null(void *arg)
 {
 	(void)arg;
@@ -480,6 +494,8 @@ static const struct {
 	  "ustack_init on the running thread" },
 	{ discard_running, "is running (it may end itself",
 	  "discarding the running thread" },
+	{ discard_resumed, "is running (it may end itself",
+	  "discarding the running thread, resumed from a block" },
 	{ discard_null, "ustack_discard(): (nil) is not set up",
 	  "discarding NULL" },
 	{ discard_zeroed, "is not set up by ustack_init",
