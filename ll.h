@@ -58,8 +58,8 @@ int  ll_yield(void);
 /*
  * Wakes t, from any native thread, but not from a signal handler. -ESRCH
  * if t has finished, until a new thread reuses its struct: t then names
- * that one. t is a handle from ll_thread_init, valid until the next
- * ll_init; -EINVAL for NULL or a thread of the other scheduler.
+ * that one. t is a handle from ll_thread_init, valid here until the next
+ * ll_init; -EINVAL for NULL or a thread of rr, until rr_fini frees it.
  */
 int  ll_wake(struct ll_thread *t);
 /* The calling thread, NULL outside an ll thread. */

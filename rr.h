@@ -55,8 +55,8 @@ int  rr_yield(void);
 /*
  * Wakes t, from any native thread, but not from a signal handler. -ESRCH
  * if t has finished, until a new thread reuses its struct: t then names
- * that one. t is a handle from rr_thread_init, valid until the next
- * rr_init; -EINVAL for NULL or a thread of the other scheduler.
+ * that one. t is a handle from rr_thread_init, valid here until the next
+ * rr_init; -EINVAL for NULL or a thread of ll, until ll_fini frees it.
  */
 int  rr_wake(struct rr_thread *t);
 /* The calling thread, NULL outside an rr thread. */

@@ -57,7 +57,8 @@ struct sched_ops {
 	int   (*so_wait)(void);
 	/* Wakes a thread; a wake before its wait is kept. -ESRCH: finished,
 	 * or fini found every thread finished; -EINVAL: NULL, or a thread
-	 * of another scheduler. A handle is valid until the next so_init.
+	 * of another scheduler, until that one's fini frees it. A handle is
+	 * valid for its own scheduler's wake until the next so_init.
 	 * Not async-signal-safe, as nothing here is: it may interrupt a
 	 * wake or switch of the same native thread, or take a lock it
 	 * holds. */
