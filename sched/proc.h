@@ -421,7 +421,8 @@ static inline struct sched_thread *sched_dequeue(struct sched_queue *q)
  * loading it (up to 4 KiB) while the one just picked runs. Threads start
  * without a buffer (proc_thread_new), so a queued thread with one has
  * blocked and its u_used is set. Buffers are 16-byte aligned, so even a
- * small stack may span one line more than its size says. always_inline:
+ * small stack may span one line more than its size says, and one of 1 KiB
+ * or more lies up to 63 bytes on in its buffer (ustack_saved). always_inline:
  * gcc drops calls to a function whose only effect is a prefetch.
  */
 static inline __attribute__((always_inline))
@@ -437,6 +438,7 @@ void proc_prefetch_next(struct proc *p)
 	__builtin_prefetch(buf);
 	__builtin_prefetch(buf + 64);
 	if (__builtin_expect(len > 128, 0)) {
+		len += 63;
 		if (len > 4096)
 			len = 4096;
 		for (int off = 128; off < len; off += 64)
