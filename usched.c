@@ -813,8 +813,7 @@ __asm__(
 
 	/* Loads the FP control state of the context at rbx, keeping the
 	 * exception flags in force; clobbers rax. MXCSR only if it differs:
-	 * a thread's start does this, and ldmxcsr of what was just stored
-	 * waits for the store to reach the cache. */
+	 * every thread's start comes here, and loading it is slow. */
 ".Lload_fpctl:\n"
 	".cfi_startproc\n"
 	"subq $8, %rsp\n"
